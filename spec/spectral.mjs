@@ -1,9 +1,71 @@
 // Spectral ruleset: spectral:oas plus the OWASP API Security Top 10 ruleset, loaded from
-// node_modules (no network). Any rule we relax is listed below with the reason.
+// node_modules (no network). Any rule we relax is listed below with the reason; every
+// relaxation is forced by the seed (docs: ../shared/seed/media-api-seed.md) or by a mandatory
+// house convention of spec/openapi.yaml, and is as narrow as Spectral allows.
 import { oas } from '@stoplight/spectral-rulesets';
 import owasp from '@stoplight/spectral-owasp-ruleset';
+import { schema } from '@stoplight/spectral-functions';
 
 export default {
   extends: [[oas, 'recommended'], [owasp, 'recommended']],
-  rules: {},
+  rules: {
+    // The upstream rule requires the 2xx/4xx `headers` map to match exactly ONE of the rate-limit
+    // header families (a JSON Schema `oneOf`). Our responses declare both the IETF draft fields
+    // (RateLimit, RateLimit-Policy) and X-RateLimit-Limit/-Remaining/-Reset, because the seed
+    // (section 7, rule 5) names X-RateLimit-* and the generations issue also requires the IETF
+    // fields; two families make `oneOf` fail. Replaced by the same check with `anyOf`.
+    'owasp:api4:2023-rate-limit': 'off',
+    'media-api:rate-limit-headers': {
+      description: 'All 2XX and 4XX responses define rate-limit headers (replaces owasp:api4:2023-rate-limit, anyOf instead of oneOf).',
+      message: 'All 2XX and 4XX responses should define rate limiting headers.',
+      severity: 'error',
+      given: '$.paths[*]..responses[?(@property.match(/^(2|4)/))]',
+      then: {
+        field: 'headers',
+        function: schema,
+        functionOptions: {
+          schema: {
+            type: 'object',
+            anyOf: [
+              { required: ['RateLimit'] },
+              { required: ['RateLimit-Limit', 'RateLimit-Reset'] },
+              { required: ['X-RateLimit-Limit'] },
+              { required: ['X-Rate-Limit-Limit'] },
+            ],
+          },
+        },
+      },
+    },
+    // Spectral only accepts scopes of oauth2/openIdConnect schemes. OpenAPI 3.1 allows role names
+    // in the security requirements of any scheme, and the house convention lists the API-key
+    // scopes (generations:read / generations:write) there so the generator derives each
+    // operation's accepted scopes from the spec. Redocly's `security-defined` rule (recommended)
+    // still checks that every referenced scheme exists.
+    'oas3-operation-security-defined': 'off',
+  },
+  overrides: [
+    {
+      // The seed (section 2, "video and editor-video ids are integers") mandates integer ids for
+      // videos and editor videos. They are scoped to the workspace: another workspace's id reads
+      // as 404 not_found, so enumeration reveals nothing. Only these two parameters are exempt.
+      files: [
+        'openapi.yaml#/components/parameters/VideoId',
+        'openapi.yaml#/components/parameters/EditorVideoId',
+      ],
+      rules: { 'owasp:api1:2023-no-numeric-ids': 'off' },
+    },
+    {
+      // The seed (section 5, rule 4) makes GET /models, /openapi.json and /skill.md public: they
+      // declare `security: []` and cannot answer 401. Only these three operations are exempt.
+      files: [
+        'openapi.yaml#/paths/~1models/get',
+        'openapi.yaml#/paths/~1openapi.json/get',
+        'openapi.yaml#/paths/~1skill.md/get',
+      ],
+      rules: {
+        'owasp:api2:2023-read-restricted': 'off',
+        'owasp:api8:2023-define-error-responses-401': 'off',
+      },
+    },
+  ],
 };
