@@ -1,0 +1,52 @@
+// npm run generate: compiles spec/openapi.yaml into generated/.
+//   openapi.json            the contract as JSON (served at GET /api/v1/openapi.json)
+//   openapi.d.ts            openapi-typescript types (paths, operations, components)
+//   operations.json         the operation index: method, path, scopes, params, statuses, MCP tools
+//   request-validators.cjs  AJV standalone validators for JSON request bodies (no coercion)
+//   param-validators.cjs    AJV standalone validators for path/query/header parameters
+//   response-validators.cjs AJV standalone validators for every declared response
+//   skill.md                agent instructions derived from the spec
+// Usage: node scripts/generate.ts [--out DIR] [--check]
+//   --check regenerates into a temporary folder and exits 1 when generated/ differs.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { buildArtifacts } from './lib/codegen.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const check = args.includes('--check');
+const outArg = args.indexOf('--out');
+const outDir = check
+  ? fs.mkdtempSync(path.join(os.tmpdir(), 'generated-'))
+  : path.resolve(outArg >= 0 ? args[outArg + 1] : path.join(root, 'generated'));
+
+const specPath = path.join(root, 'spec/openapi.yaml');
+const spec = parseYaml(fs.readFileSync(specPath, 'utf8'));
+const started = Date.now();
+const files = await buildArtifacts(spec, (msg) => process.stderr.write(`generate: ${msg}\n`));
+
+fs.mkdirSync(outDir, { recursive: true });
+const wanted = new Set(Object.keys(files));
+for (const old of fs.readdirSync(outDir)) if (!wanted.has(old)) fs.rmSync(path.join(outDir, old), { recursive: true });
+for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(outDir, name), content);
+
+if (check) {
+  const real = path.join(root, 'generated');
+  const stale: string[] = [];
+  for (const [name, content] of Object.entries(files)) {
+    const file = path.join(real, name);
+    if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== content) stale.push(name);
+  }
+  for (const extra of fs.existsSync(real) ? fs.readdirSync(real) : []) if (!wanted.has(extra)) stale.push(`${extra} (not generated)`);
+  fs.rmSync(outDir, { recursive: true });
+  if (stale.length) {
+    console.error(`generated/ is stale; run \`npm run generate\` and commit: ${stale.join(', ')}`);
+    process.exit(1);
+  }
+  console.error('generated/ is up to date');
+} else {
+  process.stderr.write(`generate: wrote ${wanted.size} files to ${path.relative(root, outDir) || outDir} in ${Date.now() - started} ms\n`);
+}
