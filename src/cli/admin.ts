@@ -1,0 +1,142 @@
+// The admin CLI. Each command prints one JSON object on stdout and exits 0, or prints an
+// error on stderr and exits non-zero (1: failed, 2: usage). It uses DATABASE_URL/DATA_DIR
+// like the server, and attaches to the embedded database when the server is running.
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { openDatabase, type Database } from '../db/client.ts';
+import { createApiKey, revokeApiKey, validateScopes } from '../services/api-keys.ts';
+import { createOrganization, getOrganization, grantCredits, isUuid, setPlan, type Plan } from '../services/organizations.ts';
+
+const USAGE = `Usage: npm run -s admin -- <command>
+  org create --name NAME [--credits N] [--plan paid|none]
+  org set-plan --org ID --plan paid|none
+  credits grant --org ID --amount N
+  key create --org ID --scopes a,b [--expires-in SECONDS] [--name NAME]
+  key revoke --id KEY_ID`;
+
+class UsageError extends Error {}
+class CommandError extends Error {}
+
+type Opts = Record<string, string | undefined>;
+
+function need(opts: Opts, name: string): string {
+  const v = opts[name];
+  if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function nonNegativeInt(name: string, raw: string, min = 0): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
+    throw new UsageError(`--${name} must be an integer ≥ ${min}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function plan(raw: string): Plan {
+  if (raw !== 'paid' && raw !== 'none') throw new UsageError(`--plan must be paid or none, got "${raw}"`);
+  return raw;
+}
+
+function orgId(raw: string): string {
+  if (!isUuid(raw)) throw new CommandError(`organization ${raw} not found (ids are UUIDs)`);
+  return raw;
+}
+
+async function run(argv: string[], database: () => Promise<Database>): Promise<unknown> {
+  const [group, action, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      credits: { type: 'string' },
+      plan: { type: 'string' },
+      org: { type: 'string' },
+      amount: { type: 'string' },
+      scopes: { type: 'string' },
+      'expires-in': { type: 'string' },
+      id: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const opts = values as Opts;
+  const command = `${group ?? ''} ${action ?? ''}`.trim();
+  switch (command) {
+    case 'org create': {
+      const name = need(opts, 'name');
+      const credits = opts.credits !== undefined ? nonNegativeInt('credits', opts.credits) : 0;
+      const p = opts.plan !== undefined ? plan(opts.plan) : 'paid';
+      const { db } = await database();
+      return createOrganization(db, { name, credits, plan: p });
+    }
+    case 'org set-plan': {
+      const id = orgId(need(opts, 'org'));
+      const p = plan(need(opts, 'plan'));
+      const { db } = await database();
+      const org = await setPlan(db, id, p);
+      if (!org) throw new CommandError(`organization ${id} not found`);
+      return org;
+    }
+    case 'credits grant': {
+      const id = orgId(need(opts, 'org'));
+      const amount = nonNegativeInt('amount', need(opts, 'amount'), 1);
+      const { db } = await database();
+      const credits = await grantCredits(db, id, amount);
+      if (credits === undefined) throw new CommandError(`organization ${id} not found`);
+      return { object: 'credit_balance', org: id, credits };
+    }
+    case 'key create': {
+      const id = orgId(need(opts, 'org'));
+      let scopes: string[];
+      try {
+        scopes = validateScopes(need(opts, 'scopes').split(',').map((s) => s.trim()).filter(Boolean));
+      } catch (err) {
+        throw new UsageError(`--scopes: ${(err as Error).message}`);
+      }
+      const expiresIn = opts['expires-in'] !== undefined ? nonNegativeInt('expires-in', opts['expires-in'], 1) : undefined;
+      const { db } = await database();
+      if (!(await getOrganization(db, id))) throw new CommandError(`organization ${id} not found`);
+      const key = await createApiKey(db, { orgId: id, scopes, expiresInSeconds: expiresIn, name: opts.name });
+      return {
+        object: 'api_key',
+        id: key.id,
+        key: key.key,
+        scopes: key.scopes,
+        org: id,
+        expires_at: key.expiresAt ? key.expiresAt.toISOString() : null,
+      };
+    }
+    case 'key revoke': {
+      const id = need(opts, 'id');
+      if (!isUuid(id)) throw new CommandError(`api key ${id} not found`);
+      const { db } = await database();
+      if (!(await revokeApiKey(db, id))) throw new CommandError(`api key ${id} not found`);
+      return { object: 'api_key', id, revoked: true };
+    }
+    default:
+      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  }
+}
+
+const config = loadConfig();
+let opened: Database | undefined;
+const database = async () => {
+  if (!opened) {
+    if (!config.databaseUrl) process.stderr.write(`admin: using the embedded PostgreSQL in ${config.dataDir} …\n`);
+    opened = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  }
+  return opened;
+};
+
+let code = 0;
+try {
+  const result = await run(process.argv.slice(2), database);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+} catch (err) {
+  const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+  process.stderr.write(`admin: error: ${(err as Error).message}\n${usage ? `${USAGE}\n` : ''}`);
+  code = usage ? 2 : 1;
+} finally {
+  await opened?.close();
+}
+process.exit(code);

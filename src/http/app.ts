@@ -1,0 +1,124 @@
+// The REST adapter: one Fastify route per spec operation, every error in the envelope.
+// Fastify does no validation here (routes carry no schemas, and the validator compiler
+// refuses to be used): the executor validates with the AJV validators compiled from the spec.
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { ApiError, isRetryableStatus, type ErrorCode } from '../errors.ts';
+import { createExecutor, operationIndex, type Executor } from '../operations/executor.ts';
+import { bindHandlers } from '../operations/registry.ts';
+import type { Handler, OperationId, Reply } from '../operations/types.ts';
+import { PREVIEWS_DIR_URL } from '../services/catalog-data.ts';
+import { PREVIEW_PREFIX } from '../services/catalog.ts';
+
+export const API_PREFIX = '/api/v1';
+
+export interface BuildOptions {
+  ctx: AppContext;
+  /** Handlers already bound by bindHandlers(); bound here when omitted. */
+  handlers?: Map<string, Handler<OperationId>>;
+  logger?: boolean | { level: string };
+}
+
+function send(reply: FastifyReply, out: Reply) {
+  reply.code(out.status);
+  for (const [k, v] of Object.entries(out.headers)) reply.header(k, v);
+  reply.header('content-type', out.contentType);
+  return reply.send(out.raw ? out.body : JSON.stringify(out.body));
+}
+
+function sendError(reply: FastifyReply, err: ApiError) {
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  reply.code(err.status).header('content-type', 'application/json; charset=utf-8');
+  return reply.send(JSON.stringify(err.toJSON()));
+}
+
+/** Fastify's own errors (body parsing, limits, content types) in the seed's vocabulary. */
+function fromFastifyError(err: FastifyError): ApiError | undefined {
+  const status = err.statusCode ?? 500;
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large', 'Request body is larger than this server accepts');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type', 'Unsupported Content-Type; send application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('bad_request', 'Content-Type is application/json but the body is empty', { errors: [{ field: 'body', message: 'is empty' }] });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('bad_request', `Malformed JSON body: ${err.message}`, { errors: [{ field: 'body', message: 'is not valid JSON' }] });
+  }
+  if (err instanceof SyntaxError || (status === 400 && /JSON/i.test(err.message))) {
+    return new ApiError('bad_request', `Malformed JSON body: ${err.message}`, { errors: [{ field: 'body', message: 'is not valid JSON' }] });
+  }
+  if (status >= 400 && status < 500) {
+    const code: ErrorCode = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'bad_request';
+    return new ApiError(code, err.message);
+  }
+  return undefined;
+}
+
+export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: BuildOptions): { app: FastifyInstance; executor: Executor } {
+  const executor = createExecutor(ctx, handlers);
+  const app = Fastify({
+    logger,
+    bodyLimit: ctx.config.bodyLimitBytes,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    disableRequestLogging: true,
+  });
+
+  app.setValidatorCompiler(() => {
+    throw new Error('Route schemas are not used: requests are validated by the executor with the generated AJV validators');
+  });
+
+  // Multipart bodies are streamed by the handlers that accept them; the parser only lets them through.
+  app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null, undefined));
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const apiError = err instanceof ApiError ? err : fromFastifyError(err);
+    if (apiError) {
+      if (apiError.code === 'payload_too_large') apiError.context.limit_bytes = ctx.config.bodyLimitBytes;
+      return sendError(reply, apiError);
+    }
+    req.log.error({ err }, 'unhandled error');
+    ctx.log.error({ err: { message: err.message, stack: err.stack }, url: req.url }, 'unhandled error');
+    return sendError(reply, new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key'));
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, new ApiError('not_found', `No route ${req.method} ${req.url.split('?')[0]}`, { method: req.method, path: req.url.split('?')[0] })),
+  );
+
+  // Catalog preview images: static assets outside the API contract, as a CDN would serve them.
+  app.register(fastifyStatic, {
+    root: fileURLToPath(PREVIEWS_DIR_URL),
+    prefix: PREVIEW_PREFIX,
+    decorateReply: false,
+    index: false,
+    maxAge: '1d',
+    immutable: false,
+  });
+
+  for (const op of operationIndex.operations) {
+    app.route({
+      method: op.method as 'GET',
+      url: `${API_PREFIX}${op.routePath}`,
+      handler: async (req: FastifyRequest, reply: FastifyReply) => {
+        const ct = req.headers['content-type'];
+        const out = await executor.execute({
+          operationId: op.operationId,
+          authorization: req.headers.authorization,
+          path: { ...(req.params as Record<string, unknown>) },
+          query: { ...(req.query as Record<string, unknown>) },
+          headers: req.headers as Record<string, unknown>,
+          body: req.body,
+          contentType: ct ? ct.split(';')[0].trim().toLowerCase() : undefined,
+        });
+        return send(reply, out);
+      },
+    });
+  }
+
+  return { app, executor };
+}
+
+export { isRetryableStatus };

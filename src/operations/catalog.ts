@@ -1,0 +1,8 @@
+// GET /models: the catalog of templates and AI models, serialised once per process.
+import { catalogJson } from '../services/catalog.ts';
+import { defineHandlers, Reply } from './types.ts';
+
+export const handlers = defineHandlers({
+  listModels: ({ ctx }) =>
+    new Reply({ body: catalogJson(ctx.config.publicBaseUrl), raw: true, headers: { 'cache-control': 'public, max-age=60' } }),
+});

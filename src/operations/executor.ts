@@ -1,0 +1,186 @@
+// The operation executor: the one path every call takes, whether it came over REST or MCP.
+// authenticate → scope → plan → validate parameters and body (generated AJV validators)
+// → handler. Errors are thrown as ApiError; the adapters render them.
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import indexJson from '../../generated/operations.json' with { type: 'json' };
+import paramValidators from '../../generated/param-validators.cjs';
+import requestValidators from '../../generated/request-validators.cjs';
+import type { AppContext } from '../context.ts';
+import { ApiError, badRequest, type FieldError } from '../errors.ts';
+import { authenticate, type AuthContext } from '../services/api-keys.ts';
+import { Reply, type Handler, type OperationId } from './types.ts';
+
+export interface ParamInfo {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  array: boolean;
+}
+
+export interface OperationInfo {
+  operationId: string;
+  method: string;
+  path: string;
+  routePath: string;
+  tag: string;
+  summary: string;
+  description: string;
+  deprecated: boolean;
+  aliasOf: string | null;
+  scopes: string[];
+  params: ParamInfo[];
+  requestBody: { required: boolean; contentTypes: string[] } | null;
+  responses: Record<string, { contentType: string | null; description: string }>;
+  successStatus: number;
+  mcpTools: { name: string; description?: string; fixed?: Record<string, unknown> }[];
+}
+
+export const operationIndex = indexJson as unknown as {
+  title: string;
+  version: string;
+  operations: OperationInfo[];
+  mcpOnlyTools: Record<string, unknown>[];
+};
+
+export const operationsById = new Map(operationIndex.operations.map((o) => [o.operationId, o]));
+
+const params = paramValidators as unknown as Record<string, ValidateFunction>;
+const bodies = requestValidators as unknown as Record<string, ValidateFunction>;
+
+export interface OperationCall {
+  operationId: string;
+  authorization: string | undefined;
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  body: unknown;
+  /** Media type of the body as sent (without parameters), or undefined when there is none. */
+  contentType: string | undefined;
+}
+
+const pointerToField = (pointer: string) =>
+  pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+
+const join = (base: string, name: string) => (base ? `${base}.${name}` : name);
+
+/**
+ * AJV errors → [{field, message}] with field as `<location>.<path>` (`body.prompt`,
+ * `body.operations[2].item_id`, `query.limit`, `path.id`, `header.idempotency-key`);
+ * combinator noise (oneOf/anyOf/if) is dropped when more specific errors exist.
+ */
+export function fieldErrors(where: string, errors: ErrorObject[] | null | undefined): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  const specific = (errors ?? []).filter((e) => !['oneOf', 'anyOf', 'if', 'discriminator'].includes(e.keyword));
+  const list = specific.length ? specific : (errors ?? []);
+  for (const e of list) {
+    let field = pointerToField(e.instancePath);
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      field = join(field, String((e.params as { missingProperty: string }).missingProperty));
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      field = join(field, String((e.params as { additionalProperty: string }).additionalProperty));
+      message = 'is not a known field';
+    } else if (e.keyword === 'unevaluatedProperties') {
+      field = join(field, String((e.params as { unevaluatedProperty: string }).unevaluatedProperty));
+      message = 'is not a known field';
+    } else if (e.keyword === 'enum') {
+      message = `must be one of: ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (e.keyword === 'const') {
+      message = `must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
+    }
+    const full = field ? `${where}.${field}` : where;
+    const key = `${full}|${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ field: full, message });
+  }
+  return out;
+}
+
+function invalid(errors: FieldError[]): ApiError {
+  const summary = errors
+    .slice(0, 5)
+    .map((e) => `${e.field} ${e.message}`)
+    .join('; ');
+  return badRequest(`Invalid request: ${summary}${errors.length > 5 ? ` (and ${errors.length - 5} more)` : ''}`, errors);
+}
+
+export function requireScope(op: OperationInfo, auth: AuthContext): void {
+  if (op.scopes.some((s) => auth.scopes.includes(s))) return;
+  throw new ApiError(
+    'forbidden',
+    `This API key lacks the scope for ${op.operationId}: needs ${op.scopes.join(' or ')}`,
+    { scope: op.scopes[0], required_scopes: op.scopes, granted_scopes: auth.scopes },
+  );
+}
+
+export function requirePaidPlan(auth: AuthContext): void {
+  if (auth.plan !== 'paid') {
+    throw new ApiError('payment_required', 'This workspace has no active paid plan; subscribe to a plan to use the API', { plan: auth.plan });
+  }
+}
+
+export interface Executor {
+  execute(call: OperationCall): Promise<Reply>;
+}
+
+export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<OperationId>>): Executor {
+  return {
+    async execute(call) {
+      const op = operationsById.get(call.operationId);
+      const handler = handlers.get(call.operationId);
+      if (!op || !handler) throw new ApiError('not_found', `Unknown operation ${call.operationId}`);
+
+      let auth: AuthContext | null = null;
+      if (op.scopes.length > 0) {
+        auth = await authenticate(ctx.db, call.authorization);
+        requireScope(op, auth);
+        requirePaidPlan(auth);
+      }
+
+      const errors: FieldError[] = [];
+      const input: Record<string, unknown> = {};
+      for (const where of ['path', 'query', 'header'] as const) {
+        const v = params[`${op.operationId}__${where}`];
+        const data = { ...(where === 'path' ? call.path : where === 'query' ? call.query : call.headers) };
+        if (v && !v(data)) errors.push(...fieldErrors(where, v.errors));
+        input[where] = data;
+      }
+
+      const body = call.body;
+      if (op.requestBody) {
+        const absent = body === undefined || body === null;
+        if (absent && call.contentType === undefined) {
+          if (op.requestBody.required) errors.push({ field: 'body', message: `is required (${op.requestBody.contentTypes.join(' or ')})` });
+        } else if (call.contentType !== undefined && !op.requestBody.contentTypes.includes(call.contentType)) {
+          throw new ApiError('unsupported_media_type', `Content-Type ${call.contentType} is not accepted here; send ${op.requestBody.contentTypes.join(' or ')}`, {
+            content_type: call.contentType,
+            supported_content_types: op.requestBody.contentTypes,
+          });
+        } else if (call.contentType === 'application/json' || call.contentType === undefined) {
+          const v = bodies[op.operationId];
+          // Validated in place: the body was parsed for this call alone; defaults are filled in.
+          if (v && !v(body)) errors.push(...fieldErrors('body', v.errors));
+        }
+      }
+      if (errors.length) throw invalid(errors);
+
+      const result = await handler({
+        path: input.path,
+        query: input.query,
+        headers: input.header,
+        body,
+        auth,
+        ctx,
+        operationId: op.operationId,
+      } as never);
+      return result instanceof Reply ? result : new Reply({ status: op.successStatus, body: result });
+    },
+  };
+}

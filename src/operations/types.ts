@@ -1,0 +1,62 @@
+// Handler typing, from openapi-typescript's `operations`. A handler gets validated, typed
+// input and an auth context, and returns the operation's success body (or a Reply for a
+// different status, headers or a pre-serialised body). It never sees request or reply.
+import type { operations } from '../../generated/openapi.d.ts';
+import type { AppContext } from '../context.ts';
+import type { AuthContext } from '../services/api-keys.ts';
+
+export type OperationId = keyof operations;
+
+type Params<O extends OperationId, W extends 'path' | 'query' | 'header'> = operations[O] extends {
+  parameters: { [K in W]?: infer P };
+}
+  ? Exclude<P, undefined>
+  : Record<string, never>;
+
+type JsonBody<O extends OperationId> = operations[O] extends { requestBody: { content: { 'application/json': infer B } } }
+  ? B
+  : operations[O] extends { requestBody?: { content: { 'application/json': infer B } } }
+    ? B | undefined
+    : undefined;
+
+type Responses<O extends OperationId> = operations[O] extends { responses: infer R } ? R : never;
+type ContentOf<R> = R extends { content: infer C } ? C[keyof C] : undefined;
+type SuccessKeys<O extends OperationId> = Extract<keyof Responses<O>, 200 | 201 | 202 | 204>;
+export type SuccessBody<O extends OperationId> = ContentOf<Responses<O>[SuccessKeys<O>]>;
+
+export interface HandlerInput<O extends OperationId> {
+  path: Params<O, 'path'>;
+  query: Params<O, 'query'>;
+  headers: Params<O, 'header'>;
+  body: JsonBody<O>;
+  /** null only for public operations. */
+  auth: O extends PublicOperation ? AuthContext | null : AuthContext;
+  ctx: AppContext;
+  operationId: O;
+}
+
+export type PublicOperation = 'listModels' | 'getOpenApiDocument' | 'getSkill';
+
+/** A response with a status, headers or content type other than the default JSON 2xx. */
+export class Reply {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers: Record<string, string>;
+  readonly contentType: string;
+  /** True when `body` is already serialised (string or Buffer). */
+  readonly raw: boolean;
+  constructor(opts: { status?: number; body: unknown; headers?: Record<string, string>; contentType?: string; raw?: boolean }) {
+    this.status = opts.status ?? 200;
+    this.body = opts.body;
+    this.headers = opts.headers ?? {};
+    this.contentType = opts.contentType ?? 'application/json; charset=utf-8';
+    this.raw = opts.raw ?? false;
+  }
+}
+
+export type Handler<O extends OperationId> = (input: HandlerInput<O>) => Promise<SuccessBody<O> | Reply> | SuccessBody<O> | Reply;
+
+export type HandlerMap = { [O in OperationId]?: Handler<O> };
+
+/** Helper so a handler module gets per-operation typing: `export const handlers = defineHandlers({...})`. */
+export const defineHandlers = <M extends HandlerMap>(m: M & { [K in Exclude<keyof M, OperationId>]: never }): M => m;

@@ -1,0 +1,60 @@
+// Workspaces (organizations): plan and credit balance. Used by the admin CLI and first-run demo.
+import { count, eq } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { organizations } from '../db/schema.ts';
+import { applyCreditChange } from './credits.ts';
+
+export type Plan = 'paid' | 'none';
+
+export interface Organization {
+  object: 'organization';
+  id: string;
+  name: string;
+  plan: Plan;
+  credits: number;
+}
+
+const view = (r: { id: string; name: string; plan: Plan; credits: number }): Organization => ({
+  object: 'organization',
+  id: r.id,
+  name: r.name,
+  plan: r.plan,
+  credits: r.credits,
+});
+
+export async function createOrganization(db: Db, opts: { name: string; plan?: Plan; credits?: number }): Promise<Organization> {
+  const name = opts.name.trim();
+  if (name.length < 1 || name.length > 200) throw new Error('Organization name must be 1 to 200 characters');
+  const credits = opts.credits ?? 0;
+  if (!Number.isInteger(credits) || credits < 0) throw new Error('Initial credits must be a non-negative integer');
+  return db.transaction(async (tx) => {
+    const [org] = await tx.insert(organizations).values({ name, plan: opts.plan ?? 'paid' }).returning();
+    const balance = credits > 0 ? await applyCreditChange(tx, { orgId: org.id, delta: credits, reason: 'initial_grant' }) : 0;
+    return view({ ...org, credits: balance ?? 0 });
+  });
+}
+
+export async function getOrganization(db: Db, id: string): Promise<Organization | undefined> {
+  const [org] = await db.select().from(organizations).where(eq(organizations.id, id));
+  return org ? view(org) : undefined;
+}
+
+export async function setPlan(db: Db, id: string, plan: Plan): Promise<Organization | undefined> {
+  const [org] = await db.update(organizations).set({ plan, updatedAt: new Date() }).where(eq(organizations.id, id)).returning();
+  return org ? view(org) : undefined;
+}
+
+export async function grantCredits(db: Db, orgId: string, amount: number, reason = 'admin_grant'): Promise<number | undefined> {
+  if (!Number.isInteger(amount) || amount <= 0) throw new Error('Amount must be a positive integer');
+  const org = await getOrganization(db, orgId);
+  if (!org) return undefined;
+  const balance = await applyCreditChange(db, { orgId, delta: amount, reason });
+  return balance ?? undefined;
+}
+
+export async function organizationCount(db: Db): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(organizations);
+  return row.n;
+}
+
+export const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
