@@ -1,0 +1,27 @@
+// generated/ is exactly what `npm run generate` makes from the spec, and the spec lints clean.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import t from 'tap';
+
+const run = promisify(execFile);
+const cwd = new URL('../..', import.meta.url).pathname;
+
+t.test('generated/ is fresh', async (t) => {
+  const r = await run(process.execPath, ['scripts/generate.ts', '--check'], { cwd }).catch((e) => e);
+  t.equal(r.code ?? 0, 0, `generate --check: ${r.stderr}`);
+  t.match(r.stderr, /generated\/ is up to date/);
+});
+
+t.test('the spec lints with zero errors (Redocly recommended, Spectral oas + OWASP)', async (t) => {
+  const r = await run('npm', ['run', '-s', 'lint:spec'], { cwd, maxBuffer: 16 * 1024 * 1024 }).catch((e) => e);
+  t.equal(r.code ?? 0, 0, `lint:spec output:\n${r.stdout}\n${r.stderr}`);
+});
+
+t.test('the generated validators contain no require of anything but ajv runtime pieces', async (t) => {
+  const fs = await import('node:fs');
+  for (const f of ['request-validators.cjs', 'param-validators.cjs', 'response-validators.cjs']) {
+    const code = fs.readFileSync(new URL(`../../generated/${f}`, import.meta.url), 'utf8');
+    const requires = [...code.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
+    for (const r of requires) t.match(r, /^(ajv|ajv-formats)\//, `${f} requires ${r}`);
+  }
+});

@@ -1,0 +1,99 @@
+// Starts the real service (Fastify + PostgreSQL) on a fresh database for one test file, and
+// a request helper that checks every response against the contract.
+import type { Test } from 'tap';
+import { loadConfig } from '../../src/config.ts';
+import type { Service } from '../../src/server.ts';
+import { startService } from '../../src/server.ts';
+import { createApiKey } from '../../src/services/api-keys.ts';
+import { createOrganization, type Plan } from '../../src/services/organizations.ts';
+import { checkResponse } from './contract.ts';
+import { createTestDatabase } from './db.ts';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+  operationId: string | undefined;
+}
+
+export interface RequestOptions {
+  key?: string;
+  body?: unknown;
+  /** Sent as is (a string or bytes), with `contentType`. */
+  raw?: string | Uint8Array;
+  contentType?: string;
+  headers?: Record<string, string>;
+  /** Skip the contract check (only for deliberately non-contract requests). */
+  unchecked?: boolean;
+}
+
+export interface TestApp {
+  url: string;
+  service: Service;
+  databaseUrl: string;
+  request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
+  workspace(opts?: { plan?: Plan; credits?: number; scopes?: string[]; name?: string }): Promise<{ orgId: string; key: string; keyId: string }>;
+}
+
+export async function startTestApp(t: Test, env: Record<string, string> = {}): Promise<TestApp> {
+  const databaseUrl = await createTestDatabase(t);
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+    DEMO_WORKSPACE: '0',
+    ...env,
+  });
+  const service = await startService({ config, workers: false });
+  t.teardown(() => service.stop());
+  const url = service.address!;
+
+  const request = async (method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse> => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.key !== undefined) headers.authorization = `Bearer ${opts.key}`;
+    let body: string | Uint8Array | undefined;
+    if (opts.raw !== undefined) {
+      body = opts.raw;
+      if (opts.contentType) headers['content-type'] = opts.contentType;
+    } else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    }
+    const res = await fetch(`${url}${path}`, { method, headers, body });
+    const text = await res.text();
+    const ct = res.headers.get('content-type');
+    let parsed: unknown = text;
+    if (ct?.includes('json')) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        t.fail(`${method} ${path}: response claims JSON but does not parse: ${text.slice(0, 200)}`);
+      }
+    }
+    let operationId: string | undefined;
+    if (!opts.unchecked) {
+      const check = checkResponse(method, path, res.status, ct, parsed);
+      operationId = check.operationId;
+      for (const p of check.problems) t.fail(`contract: ${p}`);
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text, operationId };
+  };
+
+  const workspace: TestApp['workspace'] = async (opts = {}) => {
+    const org = await createOrganization(service.ctx.db, {
+      name: opts.name ?? 'Test workspace',
+      plan: opts.plan ?? 'paid',
+      credits: opts.credits ?? 0,
+    });
+    const key = await createApiKey(service.ctx.db, {
+      orgId: org.id,
+      scopes: opts.scopes ?? ['generations:read', 'generations:write'],
+    });
+    return { orgId: org.id, key: key.key, keyId: key.id };
+  };
+
+  return { url, service, databaseUrl, request, workspace };
+}

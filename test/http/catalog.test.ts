@@ -1,0 +1,72 @@
+// GET /models, /openapi.json and /skill.md: public, real data, matching the contract.
+import fs from 'node:fs';
+import t from 'tap';
+import { parse } from 'yaml';
+import { operationIndex } from '../../src/operations/executor.ts';
+import { startTestApp } from '../helpers/app.ts';
+
+const app = await startTestApp(t, { PUBLIC_BASE_URL: 'https://api.example.test' });
+
+t.test('GET /models serves the catalog from spec/catalog.yaml', async (t) => {
+  const res = await app.request('GET', '/api/v1/models');
+  t.equal(res.status, 200);
+  const c = res.body;
+  t.equal(c.object, 'catalog');
+  t.ok(c.static_ads.length >= 6, 'at least 6 static-ad templates');
+  t.ok(c.video_ads.length >= 4, 'at least 4 video-ad templates');
+  t.ok(c.ugc_ads.length >= 4, 'at least 4 UGC templates');
+  t.ok(c.ai_models.length >= 5, 'at least 5 AI models');
+  const raw = parse(fs.readFileSync(new URL('../../spec/catalog.yaml', import.meta.url), 'utf8'));
+  t.same(
+    c.static_ads.map((x: { slug: string }) => x.slug),
+    raw.static_ads.map((x: { slug: string }) => x.slug),
+    'served from the data file, in its order',
+  );
+  for (const v of [...c.video_ads, ...c.ugc_ads]) {
+    t.same(v.quality_tiers.map((q: { id: string }) => q.id).sort(), ['high', 'low'], `${v.slug} has high and low tiers`);
+    for (const q of v.quality_tiers) t.ok(q.duration_options.includes(q.default_duration), `${v.slug}/${q.id} default duration is an option`);
+  }
+  const modes = new Set(c.ai_models.flatMap((m: any) => m.variants.flatMap((v: any) => v.input_mode.split('+'))));
+  t.same([...modes].sort(), ['audio', 'image', 'text', 'video'], 'variants cover every input mode');
+  for (const m of c.ai_models) t.ok(m.variants.some((v: { id: string }) => v.id === m.default_variant_id), `${m.slug} default variant exists`);
+  t.match(c.static_ads[0].preview_image_url, /^https:\/\/api\.example\.test\/static\/previews\/.+\.svg$/, 'URLs use PUBLIC_BASE_URL');
+});
+
+t.test('every preview URL in the catalog and the public avatars serves an SVG', async (t) => {
+  const res = await app.request('GET', '/api/v1/models');
+  const urls = new Set<string>();
+  JSON.stringify(res.body, (k, v) => {
+    if (typeof v === 'string' && /_url$/.test(k)) urls.add(v);
+    return v;
+  });
+  t.ok(urls.size > 50);
+  for (const u of urls) {
+    const path = new URL(u).pathname;
+    const r = await app.request('GET', path, { unchecked: true });
+    t.equal(r.status, 200, path);
+    t.match(r.headers.get('content-type'), /^image\/svg\+xml/);
+    t.match(r.text, /^<svg|^<\?xml/);
+  }
+  const traversal = await app.request('GET', '/static/previews/..%2f..%2fpackage.json', { unchecked: true });
+  t.not(traversal.status, 200, 'no path traversal out of the previews folder');
+});
+
+t.test('GET /openapi.json serves the contract', async (t) => {
+  const res = await app.request('GET', '/api/v1/openapi.json');
+  t.equal(res.status, 200);
+  t.equal(res.body.openapi, '3.1.0');
+  t.equal(res.body.info.version, '1.0.0');
+  t.same(res.body.servers.map((s: { url: string }) => s.url), ['/api/v1']);
+  const spec = parse(fs.readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8'));
+  t.same(res.body, spec, 'exactly spec/openapi.yaml');
+});
+
+t.test('GET /skill.md serves agent instructions covering every endpoint', async (t) => {
+  const res = await app.request('GET', '/api/v1/skill.md');
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), /^text\/markdown/);
+  for (const op of operationIndex.operations) t.match(res.text, `${op.method} ${op.path}`, `mentions ${op.operationId}`);
+  for (const topic of ['Authorization: Bearer', 'generations:read', 'generations:write', 'Idempotency-Key', 'Poll', 'retryable', 'Retry-After', '8000']) {
+    t.match(res.text, topic, `covers ${topic}`);
+  }
+});

@@ -1,0 +1,71 @@
+// The binder refuses to boot when handlers and the contract disagree, in either direction.
+import t from 'tap';
+import { bindHandlers, BindError, HANDLER_MODULES } from '../../src/operations/registry.ts';
+import { operationIndex } from '../../src/operations/executor.ts';
+import { PENDING_OPERATIONS } from '../../src/operations/pending.ts';
+
+const ops = operationIndex.operations;
+
+t.test('the real handlers bind every operation of the spec', async (t) => {
+  const bound = bindHandlers();
+  t.same([...bound.keys()].sort(), ops.map((o) => o.operationId).sort());
+});
+
+t.test('an operation without a handler refuses boot, naming it', async (t) => {
+  const extra = [...ops, { operationId: 'frobnicateWidgets', aliasOf: null, responses: { '200': {} } }];
+  let caught: unknown;
+  try {
+    bindHandlers(HANDLER_MODULES, extra);
+  } catch (err) {
+    caught = err;
+  }
+  t.ok(caught instanceof BindError, 'a BindError');
+  t.throws(() => bindHandlers(HANDLER_MODULES, extra), /operation frobnicateWidgets has no handler/);
+});
+
+t.test('a handler without an operation refuses boot, naming it', async (t) => {
+  const modules = { ...HANDLER_MODULES, stray: { frobnicateWidgets: () => ({}) } } as never;
+  t.throws(() => bindHandlers(modules), /handler frobnicateWidgets has no operation/);
+});
+
+t.test('an implemented operation missing from its module refuses boot', async (t) => {
+  const { listModels: _gone, ...catalogRest } = HANDLER_MODULES.catalog as Record<string, unknown>;
+  t.throws(() => bindHandlers({ ...HANDLER_MODULES, catalog: catalogRest } as never), /operation listModels has no handler/);
+});
+
+t.test('the pending list and the spec 501s must agree', async (t) => {
+  const pending = new Set([...PENDING_OPERATIONS, 'listModels']);
+  t.throws(() => bindHandlers(HANDLER_MODULES, ops, pending), /listModels has a handler but is still listed as pending/);
+  t.throws(() => bindHandlers(HANDLER_MODULES, ops, pending), /pending operation listModels does not declare its 501/);
+  const fewer = new Set([...PENDING_OPERATIONS].filter((id) => id !== 'getGeneration'));
+  t.throws(() => bindHandlers(HANDLER_MODULES, ops, fewer), /getGeneration declares 501 in the spec but is not pending/);
+});
+
+t.test('the server refuses to start when the spec gains an operation nobody handles', async (t) => {
+  // A copy of the project whose spec has one more operation, regenerated as a developer would.
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const { spawnSync } = await import('node:child_process');
+  const { parse, stringify } = await import('yaml');
+  const root = new URL('../..', import.meta.url).pathname;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-bind-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  for (const d of ['src', 'spec', 'scripts', 'generated']) fs.cpSync(path.join(root, d), path.join(dir, d), { recursive: true });
+  fs.copyFileSync(path.join(root, 'package.json'), path.join(dir, 'package.json'));
+  fs.symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
+  const spec = parse(fs.readFileSync(path.join(dir, 'spec/openapi.yaml'), 'utf8'));
+  spec.paths['/frobnicate'] = { get: { ...structuredClone(spec.paths['/models'].get), operationId: 'frobnicateWidgets', 'x-mcp-tools': [] } };
+  fs.writeFileSync(path.join(dir, 'spec/openapi.yaml'), stringify(spec));
+  const gen = spawnSync(process.execPath, ['scripts/generate.ts'], { cwd: dir, encoding: 'utf8' });
+  t.equal(gen.status, 0, gen.stderr);
+  const r = spawnSync(process.execPath, ['src/main.ts'], {
+    cwd: dir,
+    env: { ...process.env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', PORT: '0' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  t.equal(r.status, 78, 'exit code 78 (configuration error), before touching the database');
+  t.match(r.stderr, /Refusing to start: the handlers and the contract disagree/);
+  t.match(r.stderr, /operation frobnicateWidgets has no handler/);
+});
