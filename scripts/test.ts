@@ -1,0 +1,63 @@
+// npm test: one PostgreSQL for the whole suite (TEST_DATABASE_URL, else a fresh embedded
+// cluster in a temporary folder), a migrated template database, then tap. Each test file
+// clones the template into a database of its own (test/helpers/db.ts), so files run in
+// parallel without sharing state.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { runMigrations } from '../src/db/client.ts';
+import { startEmbedded } from '../src/db/embedded.ts';
+
+const TEMPLATE = 'media_api_test_template';
+const say = (s: string) => process.stderr.write(`test: ${s}\n`);
+
+let adminUrl = process.env.TEST_DATABASE_URL;
+let stop = async () => {};
+let tmp: string | undefined;
+if (!adminUrl) {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-test-'));
+  say(`starting embedded PostgreSQL in ${tmp} …`);
+  const started = Date.now();
+  const pg = await startEmbedded({ dataDir: tmp });
+  adminUrl = pg.adminUrl;
+  stop = pg.stop;
+  say(`PostgreSQL ready in ${Date.now() - started} ms`);
+}
+
+const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+await admin.unsafe(`drop database if exists ${TEMPLATE} with (force)`);
+await admin.unsafe(`create database ${TEMPLATE}`);
+const templateUrl = new URL(adminUrl);
+templateUrl.pathname = `/${TEMPLATE}`;
+await runMigrations(templateUrl.toString());
+await admin.end();
+say('template database migrated');
+
+const tapArgs = process.argv.slice(2);
+const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...tapArgs], {
+  stdio: ['inherit', 'pipe', 'inherit'],
+  env: { ...process.env, TEST_PG_ADMIN_URL: adminUrl, TEST_TEMPLATE_DB: TEMPLATE },
+});
+// Pass tap's report through, remembering its closing summary `# { total: N, pass: N, fail: N, … }`.
+let tail = '';
+child.stdout.on('data', (chunk: Buffer) => {
+  process.stdout.write(chunk);
+  tail = (tail + chunk.toString()).slice(-4096);
+});
+const code: number = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+const summary = /# \{ total: (\d+)(?:, pass: (\d+))?(?:, fail: (\d+))?(?:, skip: (\d+))?/.exec(tail);
+if (summary) {
+  const [, , pass = '0', fail = '0', skip] = summary;
+  const failed = Number(fail) || (code !== 0 ? 1 : 0);
+  process.stdout.write(`\ntests: ${pass} passed, ${failed} failed${skip ? `, ${skip} skipped` : ''}\n`);
+}
+
+const cleanup = postgres(adminUrl, { max: 1, onnotice: () => {} });
+const leftovers = await cleanup`select datname from pg_database where datname like 'test_%'`;
+for (const { datname } of leftovers) await cleanup.unsafe(`drop database if exists "${datname}" with (force)`);
+await cleanup.end();
+await stop();
+if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+process.exit(code);
