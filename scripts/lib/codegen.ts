@@ -294,6 +294,15 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void)
         schema = (first?.schema as JsonObject | undefined) ?? { type: 'string' };
       }
       responses[`${op.operationId}__${status}`] = schema ? (toAjvSchema(schema) as JsonObject) : { type: 'null' };
+      // Declared response headers, checked (as strings coerced to their types) by the test suite.
+      const headerProps: JsonObject = {};
+      const requiredHeaders: string[] = [];
+      for (const [name, hRaw] of Object.entries((r.headers ?? {}) as JsonObject)) {
+        const h = deref(spec, hRaw) as JsonObject;
+        headerProps[name.toLowerCase()] = toAjvSchema((h.schema ?? {}) as Json);
+        if (h.required) requiredHeaders.push(name.toLowerCase());
+      }
+      params[`${op.operationId}__${status}__headers`] = { type: 'object', properties: headerProps, required: requiredHeaders, additionalProperties: true };
     }
   }
   // The envelope on its own, for responses outside any operation (unknown routes).
@@ -313,7 +322,7 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void)
     // Bodies: no coercion, no removal of unknown fields; defaults are filled in.
     'request-validators.cjs': standalone(spec, bodies, { useDefaults: true, coerceTypes: false, removeAdditional: false }, log, 'request'),
     'request-validators.d.cts': dts(Object.keys(bodies)),
-    // Parameters arrive as strings: coerce to the declared type ("array" wraps a single value).
+    // Parameters (and response headers) arrive as strings: coerce to the declared type ("array" wraps a single value).
     'param-validators.cjs': standalone(spec, params, { useDefaults: true, coerceTypes: 'array', removeAdditional: false }, log, 'params'),
     'param-validators.d.cts': dts(Object.keys(params)),
     // Responses: validated exactly as sent, nothing filled in.

@@ -1,5 +1,6 @@
 // Renders generated/skill.md, the agent instructions served at GET /api/v1/skill.md.
-// Everything specific (endpoints, scopes, fields, limits, error codes) is read from the spec.
+// The prose (auth, credits, polling, idempotency, rate limits) is the spec's info.description;
+// everything specific (endpoints, scopes, fields, limits, error codes) is read from the operations.
 import type { Json, JsonObject, OperationIndex, OperationIndexEntry } from './codegen.ts';
 import { resolveRef } from './codegen.ts';
 
@@ -64,15 +65,6 @@ export function renderSkill(spec: JsonObject, index: OperationIndex): string {
   out.push(`API version ${info.version}. Generated from the OpenAPI document; the contract itself is at \`GET ${server}/openapi.json\`.`, '');
   if (info.description) out.push(String(info.description).trim(), '');
 
-  out.push('## Authentication and scopes', '');
-  out.push(
-    `Send \`Authorization: Bearer <API key>\` on every request except the public ones. Keys belong to one workspace and carry scopes: ` +
-      '`generations:read` (catalog-adjacent reads, assets, status checks, editor reads) and `generations:write` (everything that creates, uploads or edits; it also grants every read). ' +
-      'The workspace needs an active paid plan. Missing key → 401 `unauthorized`; malformed, unknown, expired or revoked key → 401 `invalid_api_key`; ' +
-      'key without the needed scope → 403 `forbidden` (context names the scope); workspace without a paid plan → 402 `payment_required`.',
-    '',
-  );
-
   out.push('## Endpoints', '', `All paths are relative to \`${server}\`.`, '');
   out.push('| method | path | scopes | summary |', '|---|---|---|---|');
   for (const op of index.operations) {
@@ -103,21 +95,6 @@ export function renderSkill(spec: JsonObject, index: OperationIndex): string {
     out.push(`Responses: ${statuses.join('; ')}.`, '');
   }
 
-  out.push('## Polling', '');
-  out.push(
-    'Generation, slideshow, faceless-video and export work is queued. Poll the matching status endpoint (`GET /generations/{id}`, `GET /slideshows/{id}`, `GET /videos/{id}`) ' +
-      'every few seconds, backing off to 30 s, until `status` is terminal: `completed`, `failed` or `error`. A generation has `url` only once `completed`; on `error` the `error` object says why, and its credits are refunded. ' +
-      'Editor projects are `ready` as soon as they are created. There are no webhooks.',
-    '',
-  );
-  out.push('## Idempotency', '');
-  out.push(
-    'Paid requests accept an `Idempotency-Key` header (1–160 characters; the body field `idempotency_key` is the fallback). ' +
-      'Repeating a finished request with the same key and the same body returns the original response with `idempotent_replay: true` and charges nothing. ' +
-      'The same key with a different body, or while the first request is still processing, returns 409 `idempotency_conflict`. ' +
-      'When a generation batch comes back `partial`, retry with the same key to queue the rest; use a new key only when you want additional outputs. Keys expire after 24 hours.',
-    '',
-  );
   out.push('## Errors and retries', '');
   out.push('Every error has the body `{"error": {"code", "message", "retryable", "context"}}`. `context` names the failing fields (`context.errors[].field`) or the numbers involved (`credits_required`, `credits_available`).', '');
   out.push(`Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`, '');

@@ -2,6 +2,7 @@
 // Fastify does no validation here (routes carry no schemas, and the validator compiler
 // refuses to be used): the executor validates with the AJV validators compiled from the spec.
 import { fileURLToPath } from 'node:url';
+import fastifyCors from '@fastify/cors';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
@@ -63,7 +64,6 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
     logger,
     bodyLimit: ctx.config.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    disableRequestLogging: true,
   });
 
   app.setValidatorCompiler(() => {
@@ -87,6 +87,15 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
   app.setNotFoundHandler((req, reply) =>
     sendError(reply, new ApiError('not_found', `No route ${req.method} ${req.url.split('?')[0]}`, { method: req.method, path: req.url.split('?')[0] })),
   );
+
+  // CORS: bearer keys only, never cookies, so any origin may call the API (the spec declares `*`).
+  app.register(fastifyCors, {
+    origin: '*',
+    credentials: false,
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key'],
+    exposedHeaders: ['RateLimit', 'RateLimit-Policy', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
+    maxAge: 600,
+  });
 
   // Catalog preview images: static assets outside the API contract, as a CDN would serve them.
   app.register(fastifyStatic, {

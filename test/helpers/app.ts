@@ -75,7 +75,7 @@ export async function startTestApp(t: Test, env: Record<string, string> = {}): P
     }
     let operationId: string | undefined;
     if (!opts.unchecked) {
-      const check = checkResponse(method, path, res.status, ct, parsed);
+      const check = checkResponse(method, path, res.status, ct, parsed, Object.fromEntries(res.headers));
       operationId = check.operationId;
       for (const p of check.problems) t.fail(`contract: ${p}`);
     }

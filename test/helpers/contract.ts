@@ -2,10 +2,12 @@
 // the spec's compiled response validator for its operation and status, and a status the spec
 // does not declare for that operation fails the test.
 import type { ValidateFunction } from 'ajv';
+import paramValidators from '../../generated/param-validators.cjs';
 import responseValidators from '../../generated/response-validators.cjs';
 import { operationIndex, type OperationInfo } from '../../src/operations/executor.ts';
 
 const validators = responseValidators as unknown as Record<string, ValidateFunction>;
+const headerValidators = paramValidators as unknown as Record<string, ValidateFunction>;
 
 const matchers = operationIndex.operations.map((op) => ({
   op,
@@ -23,7 +25,14 @@ export interface ContractResult {
   operationId: string | undefined;
 }
 
-export function checkResponse(method: string, url: string, status: number, contentType: string | null, body: unknown): ContractResult {
+export function checkResponse(
+  method: string,
+  url: string,
+  status: number,
+  contentType: string | null,
+  body: unknown,
+  headers: Record<string, string> = {},
+): ContractResult {
   const problems: string[] = [];
   const op = findOperation(method, url);
   if (!op) {
@@ -44,5 +53,7 @@ export function checkResponse(method: string, url: string, status: number, conte
   const v = validators[`${op.operationId}__${status}`];
   if (!v) problems.push(`no compiled validator for ${op.operationId} ${status}`);
   else if (!v(body)) problems.push(`${op.operationId} ${status} body does not match the spec: ${JSON.stringify(v.errors?.slice(0, 5))}`);
+  const hv = headerValidators[`${op.operationId}__${status}__headers`];
+  if (hv && !hv({ ...headers })) problems.push(`${op.operationId} ${status} headers do not match the spec: ${JSON.stringify(hv.errors?.slice(0, 5))}`);
   return { ok: problems.length === 0, problems, operationId: op.operationId };
 }

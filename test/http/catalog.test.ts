@@ -70,3 +70,18 @@ t.test('GET /skill.md serves agent instructions covering every endpoint', async 
     t.match(res.text, topic, `covers ${topic}`);
   }
 });
+
+t.test('CORS: any origin may call the API with a bearer key (the spec declares Access-Control-Allow-Origin: *)', async (t) => {
+  const get = await app.request('GET', '/api/v1/models', { headers: { origin: 'https://app.example.test' } });
+  t.equal(get.headers.get('access-control-allow-origin'), '*');
+  const err = await app.request('GET', '/api/v1/assets', { headers: { origin: 'https://app.example.test' } });
+  t.equal(err.status, 401);
+  t.equal(err.headers.get('access-control-allow-origin'), '*', 'errors too, so browsers can read them');
+  const preflight = await app.request('OPTIONS', '/api/v1/generations', {
+    unchecked: true,
+    headers: { origin: 'https://app.example.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,idempotency-key' },
+  });
+  t.equal(preflight.status, 204);
+  t.match(preflight.headers.get('access-control-allow-headers'), /Idempotency-Key/);
+  t.match(preflight.headers.get('access-control-allow-methods'), /POST/);
+});

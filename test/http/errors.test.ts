@@ -116,3 +116,17 @@ t.test('operations whose capability lands later answer 501 not_implemented, afte
     t.equal('501' in op.responses, PENDING_OPERATIONS.has(op.operationId), `${op.operationId} declares 501 iff pending`);
   }
 });
+
+t.test('an unexpected failure is a 500 server_error in the envelope, retryable, with no internals leaked', async (t) => {
+  // A real failure underneath: the table the key lookup reads disappears for a moment.
+  await app.service.ctx.sql`alter table api_keys rename to api_keys_gone`;
+  try {
+    const res = await app.request('GET', '/api/v1/assets', { key });
+    envelope(t, res, 500, 'server_error');
+    t.notMatch(res.text, /api_keys_gone|relation|stack/i, 'no SQL or stack in the body');
+  } finally {
+    await app.service.ctx.sql`alter table api_keys_gone rename to api_keys`;
+  }
+  const after = await app.request('GET', '/api/v1/assets', { key });
+  t.equal(after.status, 200, 'recovers once the table is back');
+});
