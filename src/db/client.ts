@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
-import * as schema from './schema.ts';
+import * as schema from './schema/index.ts';
 import { startEmbedded, type EmbeddedDatabase } from './embedded.ts';
 
 export type Db = PostgresJsDatabase<typeof schema>;

@@ -2,7 +2,7 @@
 // and ready custom voices, and the reference template targets derived from the catalog.
 import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { brandKits, customAvatars, customVoices } from '../db/schema.ts';
+import { brandKits, customAvatars, customVoices } from '../db/schema/index.ts';
 import { builtInVoices, publicAvatars, referenceTemplateTargets } from './catalog-data.ts';
 import { previewBase } from './catalog.ts';
 

@@ -2,7 +2,7 @@
 // so organizations.credits always equals the sum of the org's ledger deltas.
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { creditLedger, organizations } from '../db/schema.ts';
+import { creditLedger, organizations } from '../db/schema/index.ts';
 
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 type Executor = Db | Tx;

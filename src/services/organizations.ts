@@ -1,7 +1,7 @@
 // Workspaces (organizations): plan and credit balance. Used by the admin CLI and first-run demo.
 import { count, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { organizations } from '../db/schema.ts';
+import { organizations } from '../db/schema/index.ts';
 import { applyCreditChange } from './credits.ts';
 
 export type Plan = 'paid' | 'none';

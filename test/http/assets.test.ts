@@ -1,6 +1,6 @@
 // GET /assets: the caller's workspace only, plus the built-in sets.
 import t from 'tap';
-import { brandKits, customAvatars, customVoices } from '../../src/db/schema.ts';
+import { brandKits, customAvatars, customVoices } from '../../src/db/schema/index.ts';
 import { startTestApp } from '../helpers/app.ts';
 
 const app = await startTestApp(t);

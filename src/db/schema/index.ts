@@ -1,0 +1,2 @@
+// The drizzle schema, one module per domain; drizzle-kit reads this index.
+export * from './core.ts';
