@@ -12,6 +12,30 @@ export interface Config {
   bodyLimitBytes: number;
   logLevel: string;
   demoWorkspace: boolean;
+  /** HMAC secret of signed media URLs; unset: one generated and kept in the database (shared by every node). */
+  mediaSigningSecret: string | undefined;
+  mediaUrlTtlSeconds: number;
+  rateLimitGenerations: number;
+  rateLimitWindowSeconds: number;
+  /** Attempts of a generation job after the first, for retryable provider failures. */
+  generationRetryLimit: number;
+  /** Generation jobs a worker process runs at once. */
+  workerConcurrency: number;
+  /** pg-boss heartbeat: a job whose worker stops heartbeating for this long is retried elsewhere. */
+  jobHeartbeatSeconds: number;
+  provider: ProviderConfig;
+  /**
+   * host:port pairs the guarded outbound client may reach although they are private or
+   * loopback. Empty in production; tests use it for local fixture servers.
+   */
+  outboundAllowHosts: string[];
+}
+
+export interface ProviderConfig {
+  kind: 'local' | 'remote';
+  remoteUrl: string | undefined;
+  remoteApiKey: string | undefined;
+  remotePollMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
@@ -30,6 +54,14 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new Error(`Environment variable ${name} must be a boolean (1/0, true/false), got "${raw}"`);
+}
+
+function providerConfig(env: NodeJS.ProcessEnv): ProviderConfig {
+  const kind = env.GENERATION_PROVIDER || 'local';
+  if (kind !== 'local' && kind !== 'remote') throw new Error(`GENERATION_PROVIDER must be local or remote, got "${kind}"`);
+  const remoteUrl = env.REMOTE_PROVIDER_URL || undefined;
+  if (kind === 'remote' && !remoteUrl) throw new Error('GENERATION_PROVIDER=remote needs REMOTE_PROVIDER_URL');
+  return { kind, remoteUrl, remoteApiKey: env.REMOTE_PROVIDER_API_KEY || undefined, remotePollMs: int(env, 'REMOTE_PROVIDER_POLL_MS', 1000, 10, 60_000) };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -51,5 +83,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024),
     logLevel: env.LOG_LEVEL || 'info',
     demoWorkspace: bool(env, 'DEMO_WORKSPACE', true),
+    mediaSigningSecret: env.MEDIA_SIGNING_SECRET || undefined,
+    mediaUrlTtlSeconds: int(env, 'MEDIA_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
+    rateLimitGenerations: int(env, 'RATE_LIMIT_GENERATIONS', 60, 1),
+    rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 24 * 3600),
+    generationRetryLimit: int(env, 'GENERATION_RETRY_LIMIT', 2, 0, 10),
+    workerConcurrency: int(env, 'WORKER_CONCURRENCY', 1, 1, 32),
+    jobHeartbeatSeconds: int(env, 'JOB_HEARTBEAT_SECONDS', 30, 10, 3600),
+    provider: providerConfig(env),
+    outboundAllowHosts: (env.OUTBOUND_ALLOW_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean),
   };
 }

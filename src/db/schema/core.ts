@@ -132,3 +132,10 @@ export const customVoices = pgTable(
   },
   (t) => [index('custom_voices_org_idx').on(t.orgId, t.createdAt)],
 );
+
+/** Secrets the service generates once and every node shares (e.g. the media URL signing key). */
+export const serviceSecrets = pgTable('service_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: createdAt(),
+});

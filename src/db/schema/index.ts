@@ -1,2 +1,3 @@
 // The drizzle schema, one module per domain; drizzle-kit reads this index.
 export * from './core.ts';
+export * from './generations.ts';

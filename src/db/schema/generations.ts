@@ -1,0 +1,126 @@
+// Generations, the media library they read from and write to, saved references,
+// idempotency records and the shared rate-limit counters.
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, check, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { organizations } from './core.ts';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/**
+ * Stored media of a workspace: uploads, generation outputs, voiceovers. `storage_key` locates the
+ * bytes in the storage backend; the probed facts come from the real file.
+ */
+export const media = pgTable(
+  'media',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    kind: text('kind', { enum: ['image', 'video', 'audio', 'voice'] }).notNull(),
+    status: text('status', { enum: ['processing', 'completed', 'failed'] }).notNull().default('completed'),
+    source: text('source', { enum: ['upload', 'url', 'generation', 'voiceover', 'sound_effect', 'render'] }).notNull(),
+    title: text('title'),
+    filename: text('filename'),
+    contentType: text('content_type').notNull(),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
+    storageKey: text('storage_key').notNull(),
+    width: integer('width'),
+    height: integer('height'),
+    durationSeconds: doublePrecision('duration_seconds'),
+    hasAudio: boolean('has_audio'),
+    /** Searchable text beyond the filename (transcript, prompt, tags). */
+    indexedText: text('indexed_text'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('media_org_idx').on(t.orgId, t.createdAt), check('media_size_non_negative', sql`${t.sizeBytes} >= 0`)],
+);
+
+/** Saved references (inspirations); `ready` ones can be used by generations. */
+export const referenceInspirations = pgTable(
+  'reference_inspirations',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    status: text('status', { enum: ['processing', 'ready', 'rejected', 'failed'] }).notNull().default('processing'),
+    templateSlug: text('template_slug').notNull(),
+    templateCategory: text('template_category', { enum: ['static-ads', 'video-templates', 'slideshow-carousel'] }).notNull(),
+    mediaKind: text('media_kind', { enum: ['image', 'slideshow', 'video'] }).notNull(),
+    visibility: text('visibility', { enum: ['private', 'public'] }).notNull().default('private'),
+    label: text('label'),
+    mediaIds: uuid('media_ids').array().notNull().default(sql`'{}'::uuid[]`),
+    creditsDeducted: integer('credits_deducted').notNull().default(0),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('reference_inspirations_org_idx').on(t.orgId, t.createdAt)],
+);
+
+export const generations = pgTable(
+  'generations',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    batchId: uuid('batch_id').notNull(),
+    type: text('type', { enum: ['static_ad', 'video_ad', 'ugc_ad', 'ai_model'] }).notNull(),
+    status: text('status', { enum: ['generating', 'completed', 'error'] }).notNull().default('generating'),
+    /** The resolved job: template/model, dimensions, duration, references… (see services/generations.ts). */
+    spec: jsonb('spec').notNull(),
+    credits: integer('credits').notNull(),
+    outputMediaId: uuid('output_media_id').references(() => media.id),
+    error: jsonb('error'),
+    progress: integer('progress').notNull().default(0),
+    attempts: integer('attempts').notNull().default(0),
+    jobId: text('job_id'),
+    refundedAt: ts('refunded_at'),
+    startedAt: ts('started_at'),
+    completedAt: ts('completed_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('generations_org_idx').on(t.orgId, t.createdAt),
+    index('generations_batch_idx').on(t.batchId),
+    check('generations_credits_non_negative', sql`${t.credits} >= 0`),
+    check('generations_progress_range', sql`${t.progress} between 0 and 100`),
+    check('generations_completed_has_output', sql`${t.status} <> 'completed' or ${t.outputMediaId} is not null`),
+  ],
+);
+
+/**
+ * Idempotency records, per (org, operation, key), with the request's fingerprint. `state`:
+ * in_flight (owned by a request until locked_until), partial (a batch to resume) or completed
+ * (response replayed). Expire 24 h after creation.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    operation: text('operation').notNull(),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    state: text('state', { enum: ['in_flight', 'partial', 'completed'] }).notNull(),
+    /** Random token of the request that owns an in_flight record; its final write must match it. */
+    lockToken: text('lock_token'),
+    lockedUntil: ts('locked_until'),
+    /** Data a resumed request needs (e.g. the batch id and what is queued so far). */
+    progress: jsonb('progress'),
+    response: jsonb('response'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.operation, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
+);
+
+/** Fixed-window counters of rate-limiter-flexible's Drizzle store (one atomic upsert per request). */
+export const rateLimits = pgTable('rate_limits', {
+  key: text('key').primaryKey(),
+  points: integer('points').notNull(),
+  expire: ts('expire'),
+});

@@ -1,0 +1,105 @@
+// Media storage behind one interface. The local backend keeps files under DATA_DIR/media and
+// the service serves them at /media/<key>?expires=…&signature=… (HMAC-SHA256, expiring), so a
+// URL is never guessable and stops working after its TTL. An S3-compatible backend implements
+// the same interface (put/stat/read/delete + presigned URLs); only the local one ships today.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export interface StoredObject {
+  key: string;
+  bytes: number;
+  contentType: string;
+}
+
+export interface Storage {
+  readonly kind: 'local';
+  /** Stores bytes under `key` (overwrites: steps that store are safe to repeat). */
+  put(key: string, source: Buffer | Readable | { file: string }, contentType: string): Promise<StoredObject>;
+  read(key: string): Readable;
+  readBuffer(key: string): Promise<Buffer>;
+  /** A local path for tools that need a file (ffmpeg); the local backend returns the file itself. */
+  localPath(key: string): Promise<string>;
+  exists(key: string): Promise<boolean>;
+  delete(key: string): Promise<void>;
+  signedUrl(key: string, ttlSeconds?: number): string;
+  verify(key: string, expires: string | undefined, signature: string | undefined): 'ok' | 'expired' | 'invalid';
+}
+
+const KEY_RE = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,400}$/;
+
+export function assertKey(key: string): void {
+  if (!KEY_RE.test(key) || key.split('/').some((p) => p === '..' || p === '.' || p === '')) {
+    throw new Error(`Invalid storage key "${key}"`);
+  }
+}
+
+export interface LocalStorageOptions {
+  root: string;
+  publicBaseUrl: string;
+  secret: Buffer;
+  defaultTtlSeconds: number;
+}
+
+export const MEDIA_PREFIX = '/media/';
+
+export function localStorage(opts: LocalStorageOptions): Storage {
+  const file = (key: string) => {
+    assertKey(key);
+    return path.join(opts.root, key);
+  };
+  const sign = (key: string, expires: number) => createHmac('sha256', opts.secret).update(`${key}\n${expires}`).digest('base64url');
+  return {
+    kind: 'local',
+    async put(key, source, contentType) {
+      const target = file(key);
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+      try {
+        if (Buffer.isBuffer(source)) await fs.writeFile(tmp, source);
+        else if ('file' in source) await fs.copyFile(source.file, tmp);
+        else await pipeline(source, createWriteStream(tmp));
+        await fs.rename(tmp, target);
+      } catch (err) {
+        await fs.rm(tmp, { force: true });
+        throw err;
+      }
+      const { size } = await fs.stat(target);
+      return { key, bytes: size, contentType };
+    },
+    read: (key) => createReadStream(file(key)),
+    readBuffer: (key) => fs.readFile(file(key)),
+    localPath: async (key) => file(key),
+    async exists(key) {
+      return fs.stat(file(key)).then(
+        () => true,
+        () => false,
+      );
+    },
+    async delete(key) {
+      await fs.rm(file(key), { force: true });
+    },
+    signedUrl(key, ttlSeconds = opts.defaultTtlSeconds) {
+      assertKey(key);
+      const expires = Math.floor(Date.now() / 1000) + ttlSeconds;
+      const encoded = key.split('/').map(encodeURIComponent).join('/');
+      return `${opts.publicBaseUrl}${MEDIA_PREFIX}${encoded}?expires=${expires}&signature=${sign(key, expires)}`;
+    },
+    verify(key, expires, signature) {
+      if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return 'invalid';
+      try {
+        assertKey(key);
+      } catch {
+        return 'invalid';
+      }
+      const want = Buffer.from(sign(key, Number(expires)));
+      const got = Buffer.from(signature);
+      if (want.length !== got.length || !timingSafeEqual(want, got)) return 'invalid';
+      if (Number(expires) < Date.now() / 1000) return 'expired';
+      return 'ok';
+    },
+  };
+}
