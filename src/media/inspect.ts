@@ -1,0 +1,137 @@
+// What a media file really is: the type from its magic bytes (file-type), then the facts a
+// timeline needs from the decoder (sharp for images, ffprobe for audio/video). The declared type
+// of an upload is only ever compared with this, never trusted.
+import { fileTypeFromBuffer } from 'file-type';
+import sharp from 'sharp';
+import { probe } from './ffmpeg.ts';
+
+export type MediaKind = 'image' | 'video' | 'audio';
+
+interface Supported {
+  kind: MediaKind | 'av';
+  ext: string;
+  /** Types that are the same container (an .mp4 may hold audio only, an .m4a is an mp4). */
+  family: string;
+}
+
+/** Types the editor accepts, by the MIME type file-type reports. */
+const SUPPORTED: Record<string, Supported> = {
+  'image/png': { kind: 'image', ext: 'png', family: 'png' },
+  'image/jpeg': { kind: 'image', ext: 'jpg', family: 'jpeg' },
+  'image/webp': { kind: 'image', ext: 'webp', family: 'webp' },
+  'video/mp4': { kind: 'av', ext: 'mp4', family: 'mp4' },
+  'video/quicktime': { kind: 'av', ext: 'mov', family: 'mp4' },
+  'video/x-m4v': { kind: 'av', ext: 'mp4', family: 'mp4' },
+  'audio/x-m4a': { kind: 'audio', ext: 'm4a', family: 'mp4' },
+  'audio/mp4': { kind: 'audio', ext: 'm4a', family: 'mp4' },
+  'video/webm': { kind: 'av', ext: 'webm', family: 'webm' },
+  'audio/webm': { kind: 'audio', ext: 'webm', family: 'webm' },
+  'audio/mpeg': { kind: 'audio', ext: 'mp3', family: 'mpeg' },
+  'audio/wav': { kind: 'audio', ext: 'wav', family: 'wav' },
+  'audio/aac': { kind: 'audio', ext: 'aac', family: 'aac' },
+  'audio/ogg': { kind: 'audio', ext: 'ogg', family: 'ogg' },
+  'audio/opus': { kind: 'audio', ext: 'opus', family: 'ogg' },
+  'video/ogg': { kind: 'av', ext: 'ogv', family: 'ogg' },
+  'audio/flac': { kind: 'audio', ext: 'flac', family: 'flac' },
+};
+
+/** Spellings of declared types that mean one of the types above. */
+const ALIASES: Record<string, string> = {
+  'image/jpg': 'image/jpeg',
+  'image/pjpeg': 'image/jpeg',
+  'audio/mp3': 'audio/mpeg',
+  'audio/mpeg3': 'audio/mpeg',
+  'audio/x-mp3': 'audio/mpeg',
+  'audio/x-mpeg': 'audio/mpeg',
+  'audio/x-wav': 'audio/wav',
+  'audio/wave': 'audio/wav',
+  'audio/vnd.wave': 'audio/wav',
+  'audio/m4a': 'audio/mp4',
+  'audio/x-m4a': 'audio/mp4',
+  'audio/x-aac': 'audio/aac',
+  'audio/x-flac': 'audio/flac',
+  'application/ogg': 'audio/ogg',
+};
+
+export const SUPPORTED_TYPES = Object.keys(SUPPORTED).filter((t) => t !== 'audio/x-m4a' && t !== 'video/x-m4v');
+
+/** Bytes file-type needs to recognise every supported type. */
+export const SNIFF_BYTES = 4100;
+
+export function normalizeType(type: string): string {
+  const t = type.split(';')[0].trim().toLowerCase();
+  return ALIASES[t] ?? t;
+}
+
+export class MediaRejected extends Error {
+  /** What the message is about: 'type' (unsupported or mismatching), 'decode', 'kind'. */
+  readonly reason: 'type' | 'mismatch' | 'decode' | 'kind';
+  constructor(reason: MediaRejected['reason'], message: string) {
+    super(message);
+    this.name = 'MediaRejected';
+    this.reason = reason;
+  }
+}
+
+export interface Sniffed {
+  mime: string;
+  ext: string;
+}
+
+/** The real type of a file from its first bytes, or a MediaRejected naming what it looks like. */
+export async function sniff(head: Uint8Array): Promise<Sniffed> {
+  const found = await fileTypeFromBuffer(head.subarray(0, SNIFF_BYTES)).catch(() => undefined);
+  if (!found) throw new MediaRejected('type', 'is not a recognised image, video or audio file (unknown format)');
+  if (!SUPPORTED[found.mime]) {
+    throw new MediaRejected('type', `is ${found.mime}, which the editor does not support (supported: PNG, JPEG, WebP images; MP4, MOV, WebM videos; MP3, WAV, M4A, AAC, OGG, Opus, FLAC audio)`);
+  }
+  return { mime: found.mime, ext: found.ext };
+}
+
+/** Whether a declared type agrees with the sniffed one (same container family). */
+export function declaredMatches(declared: string, sniffed: Sniffed): boolean {
+  const d = normalizeType(declared);
+  const want = SUPPORTED[d] ?? SUPPORTED[ALIASES[d] ?? ''];
+  const got = SUPPORTED[sniffed.mime];
+  if (!want || !got) return false;
+  return want.family === got.family;
+}
+
+export interface Inspected {
+  kind: MediaKind;
+  contentType: string;
+  ext: string;
+  width: number | null;
+  height: number | null;
+  durationSeconds: number | null;
+  hasAudio: boolean | null;
+}
+
+/** Decodes the header of a local file already sniffed as `sniffed`: kind, type and probed facts. */
+export async function inspect(file: string, sniffed: Sniffed): Promise<Inspected> {
+  const info = SUPPORTED[sniffed.mime];
+  if (info.kind === 'image') {
+    const meta = await sharp(file)
+      .metadata()
+      .catch((err: Error) => {
+        throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime}: ${err.message}`);
+      });
+    if (!meta.width || !meta.height) throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime} (no dimensions)`);
+    return { kind: 'image', contentType: sniffed.mime, ext: info.ext, width: meta.width, height: meta.height, durationSeconds: null, hasAudio: null };
+  }
+  const p = await probe(file).catch((err: Error) => {
+    throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime}: ${err.message.split('\n').slice(-1)[0]}`);
+  });
+  const duration = p.duration_seconds !== null && p.duration_seconds > 0 ? Math.round(p.duration_seconds * 1000) / 1000 : null;
+  if (p.has_video && info.kind !== 'audio') {
+    if (!p.width || !p.height) throw new MediaRejected('decode', 'is a video without a frame size');
+    if (!duration) throw new MediaRejected('decode', 'is a video without a duration');
+    const contentType = sniffed.mime === 'video/x-m4v' ? 'video/mp4' : sniffed.mime;
+    return { kind: 'video', contentType, ext: info.ext, width: p.width, height: p.height, durationSeconds: duration, hasAudio: p.has_audio };
+  }
+  if (!p.has_audio) throw new MediaRejected('decode', `is ${sniffed.mime} without an audio or video stream`);
+  if (!duration) throw new MediaRejected('decode', 'is audio without a duration');
+  const contentType = info.family === 'mp4' ? 'audio/mp4' : info.family === 'webm' ? 'audio/webm' : info.family === 'ogg' && sniffed.mime !== 'audio/opus' ? 'audio/ogg' : sniffed.mime;
+  const ext = info.family === 'mp4' ? 'm4a' : info.ext === 'ogv' ? 'ogg' : info.ext;
+  return { kind: 'audio', contentType, ext, width: null, height: null, durationSeconds: duration, hasAudio: true };
+}

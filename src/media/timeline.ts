@@ -1,0 +1,431 @@
+// The timeline renderer: one editor project (tracks and items) → one H.264/AAC MP4, in ONE
+// ffmpeg invocation whose filter graph this module writes.
+//
+//   video  a black canvas of the project's size and rate; every video/image item is trimmed
+//          (input seek), re-timed (setpts by playback_rate), held on its last frame if the
+//          source is short, scaled and cropped by `fit` into its transform box, animated
+//          (alpha fades, moves as overlay expressions on t, scale/zoom/flip/snap as per-frame
+//          perspective warps — ffmpeg 4.1 has no time-varying scale), made translucent by its
+//          opacity, shifted to its start and overlaid in drawing order (layer, track order,
+//          start); runs of text/captions items in that order are burned in by an `ass` filter
+//          (see ass.ts) with the shipped DejaVu fonts as fontsdir.
+//   audio  every audible item trimmed, tempo-changed (atempo chain), set to 48 kHz stereo,
+//          gained (volume dB), faded, delayed to its start and padded to the project length;
+//          amix of all (plus a silent bed, so there is always an audio track), with the level
+//          restored (amix divides by the number of inputs and 4.1 has no normalize=0).
+//
+// planRender() writes the graph (and ASS files) into a work folder and returns the ffmpeg
+// arguments; renderTimeline() runs them. bench/editor-render.ts runs the same arguments bare.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { components } from '../../generated/openapi.d.ts';
+import { FONT_REGULAR } from '../providers/render/font.ts';
+import { buildAss, type AssItem } from './ass.ts';
+import { escapeFilterValue as esc, runFfmpeg } from './ffmpeg.ts';
+
+type S = components['schemas'];
+type Item = S['EditorItem'];
+type Track = S['EditorTrack'];
+type Animation = S['Animation'];
+
+export interface RenderMedia {
+  path: string;
+  kind: 'image' | 'video' | 'audio' | 'voice';
+  width: number | null;
+  height: number | null;
+  durationSeconds: number | null;
+  hasAudio: boolean | null;
+}
+
+export interface RenderProject {
+  width: number;
+  height: number;
+  fps: number;
+  tracks: Track[];
+  items: Item[];
+  /** Local files of the media the items use, by media id. */
+  media: Map<string, RenderMedia>;
+}
+
+export type RenderQuality = 'draft' | 'standard' | 'high';
+
+const ENCODER: Record<RenderQuality, { preset: string; crf: number; audioBitrate: string }> = {
+  draft: { preset: 'ultrafast', crf: 28, audioBitrate: '128k' },
+  standard: { preset: 'veryfast', crf: 21, audioBitrate: '160k' },
+  high: { preset: 'medium', crf: 18, audioBitrate: '192k' },
+};
+
+export interface RenderPlan {
+  args: string[];
+  durationSeconds: number;
+  outPath: string;
+  files: string[];
+}
+
+export const FONTS_DIR = path.dirname(FONT_REGULAR);
+
+const n = (v: number) => (Math.round(v * 1000) / 1000).toString();
+const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
+
+/** `name=k=v:k=v`, every value escaped for the filter graph. */
+function f(name: string, opts: Record<string, string | number> = {}): string {
+  const parts = Object.entries(opts).map(([k, v]) => `${k}=${esc(String(v))}`);
+  return parts.length ? `${name}=${parts.join(':')}` : name;
+}
+
+/** atempo accepts 0.5..2 per instance in ffmpeg 4.1: chain for 0.25..4. */
+function atempo(rate: number): string[] {
+  const out: string[] = [];
+  let r = rate;
+  while (r > 2 + 1e-9) {
+    out.push(f('atempo', { tempo: 2 }));
+    r /= 2;
+  }
+  while (r < 0.5 - 1e-9) {
+    out.push(f('atempo', { tempo: 0.5 }));
+    r /= 0.5;
+  }
+  if (Math.abs(r - 1) > 1e-6) out.push(f('atempo', { tempo: n(r) }));
+  return out;
+}
+
+const clip01 = (e: string) => `clip(${e},0,1)`;
+/** ease-out cubic of p (0..1). */
+const easeOut = (p: string) => `(1-pow(1-${p},3))`;
+
+interface Box {
+  /** Box position and size in pixels. */
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** Scale/crop filters placing a w×h source by `fit` into the box; returns the filters and the offset inside the box. */
+function fitFilters(fit: S['Fit'], srcW: number, srcH: number, box: Box): { filters: string[]; dx: number; dy: number; w: number; h: number } {
+  switch (fit) {
+    case 'fill':
+      return { filters: [f('scale', { w: box.w, h: box.h })], dx: 0, dy: 0, w: box.w, h: box.h };
+    case 'contain': {
+      const s = Math.min(box.w / srcW, box.h / srcH);
+      const w = Math.min(box.w, even(srcW * s));
+      const h = Math.min(box.h, even(srcH * s));
+      return { filters: [f('scale', { w, h })], dx: Math.round((box.w - w) / 2), dy: Math.round((box.h - h) / 2), w, h };
+    }
+    case 'none': {
+      const w = Math.min(even(srcW), box.w);
+      const h = Math.min(even(srcH), box.h);
+      const filters = [f('scale', { w: even(srcW), h: even(srcH) })];
+      if (w < even(srcW) || h < even(srcH)) filters.push(f('crop', { w, h, x: Math.floor((even(srcW) - w) / 2), y: Math.floor((even(srcH) - h) / 2) }));
+      return { filters, dx: Math.round((box.w - w) / 2), dy: Math.round((box.h - h) / 2), w, h };
+    }
+    default: {
+      // cover
+      const s = Math.max(box.w / srcW, box.h / srcH);
+      const sw = Math.max(box.w, even(srcW * s));
+      const sh = Math.max(box.h, even(srcH * s));
+      return { filters: [f('scale', { w: sw, h: sh }), f('crop', { w: box.w, h: box.h, x: Math.floor((sw - box.w) / 2), y: Math.floor((sh - box.h) / 2) })], dx: 0, dy: 0, w: box.w, h: box.h };
+    }
+  }
+}
+
+/** Types drawn as a change of opacity (alpha fade) over the animation. */
+const FADING = new Set<Animation['type']>(['fade', 'swipe', 'float', 'zoom', 'glitch']);
+/** Types drawn as a change of size (perspective warp). */
+const WARPING = new Set<Animation['type']>(['scale', 'zoom', 'flip', 'snap']);
+/** Types drawn as motion (overlay position expressions). */
+const MOVING = new Set<Animation['type']>(['slide', 'swipe', 'float', 'bounce', 'glitch']);
+
+/**
+ * Overlay position offset expression (on timeline t) of an animation: `p` is the progress 0→1
+ * of entering (or 1→0 of leaving).
+ */
+function motion(a: Animation, p: string, axis: 'x' | 'y', box: Box, frame: { width: number; height: number }, entering: boolean): string | undefined {
+  const dir = a.direction ?? 'up';
+  const away = `(1-${easeOut(p)})`;
+  const sign = (v: number) => (entering ? v : -v);
+  switch (a.type) {
+    case 'slide':
+    case 'swipe':
+    case 'float': {
+      const scale = a.type === 'slide' ? 1 : a.type === 'swipe' ? 0.25 : 0.05;
+      if ((dir === 'up' || dir === 'down') !== (axis === 'y')) return undefined;
+      // Where the item is when it is fully away: off frame for slide, a short way for the others.
+      const full = {
+        up: a.type === 'slide' ? (entering ? frame.height - box.y : -(box.y + box.h)) : sign(frame.height * scale),
+        down: a.type === 'slide' ? (entering ? -(box.y + box.h) : frame.height - box.y) : sign(-frame.height * scale),
+        left: a.type === 'slide' ? (entering ? frame.width - box.x : -(box.x + box.w)) : sign(frame.width * scale),
+        right: a.type === 'slide' ? (entering ? -(box.x + box.w) : frame.width - box.x) : sign(-frame.width * scale),
+      }[dir];
+      return `${n(full)}*${away}`;
+    }
+    case 'bounce':
+      if (axis !== 'y') return undefined;
+      return `-${n(frame.height * 0.15)}*(1-${p})*abs(cos(${p}*PI*2.5))`;
+    case 'glitch':
+      if (axis !== 'x') return undefined;
+      return `${n(frame.width * 0.03)}*(1-${p})*(2*gte(sin(t*211.7),0)-1)`;
+    default:
+      return undefined;
+  }
+}
+
+/** Per-frame perspective warp (destination corners) of a scaling animation; local time T = in/FPS. */
+function warp(a: Animation, entering: boolean, dur: number, fps: number, itemDuration: number, w: number, h: number): string {
+  const d = Math.max(0.04, a.duration_seconds ?? 0.5);
+  const T = `(in/${n(fps)})`;
+  const p = entering ? clip01(`${T}/${n(d)}`) : clip01(`(${n(itemDuration)}-${T})/${n(d)}`);
+  const e = easeOut(p);
+  let sx: string;
+  let sy: string;
+  switch (a.type) {
+    case 'scale':
+      sx = sy = `max(0.01,${e})`;
+      break;
+    case 'zoom':
+      sx = sy = `(1.4-0.4*${e})`;
+      break;
+    case 'snap': {
+      const q = Math.min(d, 0.15);
+      const ps = entering ? clip01(`${T}/${n(q)}`) : clip01(`(${n(itemDuration)}-${T})/${n(q)}`);
+      sx = sy = `(0.85+0.15*${ps})`;
+      break;
+    }
+    default:
+      // flip: turns around the vertical axis, with a little perspective on the far edge
+      sx = `max(0.01,sin(${e}*PI/2))`;
+      sy = '1';
+  }
+  const cx = w / 2;
+  const cy = h / 2;
+  const skew = a.type === 'flip' ? `${n(h * 0.08)}*(1-${sx})` : '0';
+  const enable = entering ? `lt(t,${n(Math.min(dur, d))})` : `gt(t,${n(Math.max(0, itemDuration - d))})`;
+  return f('perspective', {
+    x0: `${n(cx)}-${n(cx)}*${sx}`,
+    y0: `${n(cy)}-${n(cy)}*${sy}`,
+    x1: `${n(cx)}+${n(cx)}*${sx}`,
+    y1: `${n(cy)}-${n(cy)}*${sy}+${skew}`,
+    x2: `${n(cx)}-${n(cx)}*${sx}`,
+    y2: `${n(cy)}+${n(cy)}*${sy}`,
+    x3: `${n(cx)}+${n(cx)}*${sx}`,
+    y3: `${n(cy)}+${n(cy)}*${sy}-${skew}`,
+    sense: 'destination',
+    eval: 'frame',
+    enable,
+  });
+}
+
+/** Drawing order, back to front: layer, then track order, then start. */
+export function drawingOrder(items: Item[], tracks: Track[]): Item[] {
+  const order = new Map(tracks.map((t) => [t.track_id, t.order]));
+  return items
+    .filter((i) => i.type !== 'audio')
+    .sort(
+      (a, b) => a.layer - b.layer || (order.get(a.track_id) ?? 0) - (order.get(b.track_id) ?? 0) || a.from_seconds - b.from_seconds || (a.item_id < b.item_id ? -1 : 1),
+    );
+}
+
+export const projectDuration = (items: Item[]) => Math.round(items.reduce((m, i) => Math.max(m, i.from_seconds + i.duration_seconds), 0) * 1000) / 1000;
+
+/**
+ * Writes the filter graph (and ASS files) for `project` into `workDir` and returns the ffmpeg
+ * arguments rendering it to `outPath`.
+ */
+export async function planRender(project: RenderProject, workDir: string, outPath: string, quality: RenderQuality = 'standard'): Promise<RenderPlan> {
+  const { width: W, height: H, fps } = project;
+  const frame = { width: W, height: H };
+  const D = projectDuration(project.items);
+  if (D <= 0) throw new Error('the project has no items to render');
+  const muted = new Set(project.tracks.filter((t) => t.muted).map((t) => t.track_id));
+  const inputs: string[] = [];
+  const graph: string[] = [];
+  const files: string[] = [];
+  let nextInput = 0;
+  const input = (args: string[]) => {
+    inputs.push(...args);
+    return nextInput++;
+  };
+
+  const base = input(['-f', 'lavfi', '-i', f('color', { c: 'black', s: `${W}x${H}`, r: n(fps), d: n(D) })]);
+  const silence = input(['-f', 'lavfi', '-t', n(D), '-i', f('anullsrc', { r: 48000, cl: 'stereo' })]);
+  graph.push(`[${base}:v]${f('format', { pix_fmts: 'yuv420p' })}[v0]`);
+  let current = 'v0';
+  let label = 0;
+  const nextLabel = () => `v${++label}`;
+
+  // One input per media item (a video item's input also feeds its audio).
+  const itemInput = new Map<string, number>();
+  const open = (item: Item): number | undefined => {
+    if (!item.media_id) return undefined;
+    const m = project.media.get(item.media_id);
+    if (!m) throw new Error(`media ${item.media_id} of item ${item.item_id} is missing`);
+    const known = itemInput.get(item.item_id);
+    if (known !== undefined) return known;
+    const idx =
+      m.kind === 'image'
+        ? input(['-loop', '1', '-framerate', n(fps), '-t', n(item.duration_seconds), '-i', m.path])
+        : input(['-ss', n(item.source_start_seconds), '-t', n(item.duration_seconds * item.playback_rate + 0.25), '-i', m.path]);
+    itemInput.set(item.item_id, idx);
+    return idx;
+  };
+
+  // ---------------------------------------------------------------- visuals in drawing order
+  const order = drawingOrder(project.items, project.tracks);
+  let textRun: AssItem[] = [];
+  let runs = 0;
+  const flushText = async () => {
+    if (!textRun.length) return;
+    const file = path.join(workDir, `text-${runs++}.ass`);
+    await writeFile(file, buildAss(textRun, frame), 'utf8');
+    files.push(file);
+    const out = nextLabel();
+    graph.push(`[${current}]${f('ass', { filename: file, fontsdir: FONTS_DIR })}[${out}]`);
+    current = out;
+    textRun = [];
+  };
+  for (const [z, item] of order.entries()) {
+    if (item.type === 'text' || item.type === 'captions') {
+      textRun.push({ item, layer: z });
+      continue;
+    }
+    await flushText();
+    const idx = open(item);
+    if (idx === undefined) continue;
+    const m = project.media.get(item.media_id!)!;
+    const dur = item.duration_seconds;
+    const t = item.transform;
+    const box: Box = { x: Math.round(t.left * W), y: Math.round(t.top * H), w: even(t.width * W), h: even(t.height * H) };
+    const fit = fitFilters(item.fit, m.width ?? W, m.height ?? H, box);
+    const chain: string[] = [];
+    if (m.kind === 'image') chain.push('setpts=PTS-STARTPTS');
+    else {
+      chain.push(`setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`, f('fps', { fps: n(fps) }), f('tpad', { stop_mode: 'clone', stop_duration: n(dur) }));
+    }
+    chain.push(f('trim', { duration: n(dur) }), ...fit.filters, f('format', { pix_fmts: 'yuva420p' }));
+    const enter = item.animation?.enter ?? null;
+    const exit = item.animation?.exit ?? null;
+    let pad = 0;
+    if ((enter && WARPING.has(enter.type)) || (exit && WARPING.has(exit.type))) {
+      pad = 4;
+      chain.push(f('pad', { w: fit.w + 2 * pad, h: fit.h + 2 * pad, x: pad, y: pad, color: 'black@0' }));
+      if (enter && WARPING.has(enter.type)) chain.push(warp(enter, true, dur, fps, dur, fit.w + 2 * pad, fit.h + 2 * pad));
+      if (exit && WARPING.has(exit.type)) chain.push(warp(exit, false, dur, fps, dur, fit.w + 2 * pad, fit.h + 2 * pad));
+    }
+    if (enter && FADING.has(enter.type)) chain.push(f('fade', { t: 'in', st: 0, d: n(Math.min(dur, enter.duration_seconds ?? 0.5)), alpha: 1 }));
+    if (exit && FADING.has(exit.type)) {
+      const d = Math.min(dur, exit.duration_seconds ?? 0.5);
+      chain.push(f('fade', { t: 'out', st: n(Math.max(0, dur - d)), d: n(d), alpha: 1 }));
+    }
+    if (t.opacity < 1) chain.push(f('lutyuv', { a: `val*${n(t.opacity)}` }));
+    chain.push(`setpts=PTS+${n(item.from_seconds)}/TB`);
+    const src = `it${item.item_id.replace(/[^A-Za-z0-9]/g, '')}`;
+    graph.push(`[${idx}:v]${chain.join(',')}[${src}]`);
+
+    let x = `${box.x + fit.dx - pad}`;
+    let y = `${box.y + fit.dy - pad}`;
+    const from = item.from_seconds;
+    const end = from + dur;
+    for (const [a, entering] of [
+      [enter, true],
+      [exit, false],
+    ] as const) {
+      if (!a || !MOVING.has(a.type)) continue;
+      const d = Math.max(0.04, a.duration_seconds ?? 0.5);
+      const p = entering ? clip01(`(t-${n(from)})/${n(d)}`) : clip01(`(${n(end)}-t)/${n(d)}`);
+      const ox = motion(a, p, 'x', box, frame, entering);
+      const oy = motion(a, p, 'y', box, frame, entering);
+      if (ox) x = `${x}+${ox}`;
+      if (oy) y = `${y}+${oy}`;
+    }
+    const out = nextLabel();
+    graph.push(`[${current}][${src}]${f('overlay', { x, y, eof_action: 'pass', enable: `between(t,${n(from)},${n(end)})` })}[${out}]`);
+    current = out;
+  }
+  await flushText();
+  graph.push(`[${current}]${f('format', { pix_fmts: 'yuv420p' })}[vout]`);
+
+  // ---------------------------------------------------------------- audio
+  const audio: string[] = [];
+  const samples = Math.round(D * 48000);
+  for (const item of project.items) {
+    if (item.type !== 'audio' && item.type !== 'video') continue;
+    if (muted.has(item.track_id) || item.volume_db <= -60 || !item.media_id) continue;
+    const m = project.media.get(item.media_id);
+    if (!m || (item.type === 'video' && !m.hasAudio)) continue;
+    const idx = open(item)!;
+    const dur = item.duration_seconds;
+    // A video's fades follow its visual enter/exit fades (cross-fades cross-fade the sound too).
+    const visualIn = item.type === 'video' && item.animation?.enter && FADING.has(item.animation.enter.type) ? (item.animation.enter.duration_seconds ?? 0.5) : 0;
+    const visualOut = item.type === 'video' && item.animation?.exit && FADING.has(item.animation.exit.type) ? (item.animation.exit.duration_seconds ?? 0.5) : 0;
+    const fadeIn = Math.min(dur, Math.max(item.audio_fade_in_seconds, visualIn));
+    const fadeOut = Math.min(dur, Math.max(item.audio_fade_out_seconds, visualOut));
+    const chain = ['asetpts=PTS-STARTPTS', ...atempo(item.playback_rate), f('aformat', { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' }), f('atrim', { duration: n(dur) })];
+    if (item.volume_db !== 0) chain.push(f('volume', { volume: `${n(item.volume_db)}dB` }));
+    if (fadeIn > 0) chain.push(f('afade', { t: 'in', st: 0, d: n(fadeIn) }));
+    if (fadeOut > 0) chain.push(f('afade', { t: 'out', st: n(Math.max(0, dur - fadeOut)), d: n(fadeOut) }));
+    const delay = Math.round(item.from_seconds * 1000);
+    if (delay > 0) chain.push(f('adelay', { delays: `${delay}|${delay}` }));
+    chain.push(f('apad', { whole_len: samples }), f('atrim', { end_sample: samples }));
+    const label2 = `a${audio.length}`;
+    graph.push(`[${idx}:a]${chain.join(',')}[${label2}]`);
+    audio.push(label2);
+  }
+  graph.push(`[${silence}:a]${f('aformat', { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' })},${f('apad', { whole_len: samples })},${f('atrim', { end_sample: samples })}[abed]`);
+  if (audio.length) {
+    const count = audio.length + 1;
+    graph.push(`[abed]${audio.map((a) => `[${a}]`).join('')}${f('amix', { inputs: count, duration: 'longest', dropout_transition: 0 })},${f('volume', { volume: count })}[aout]`);
+  } else {
+    graph.push('[abed]anull[aout]');
+  }
+
+  const script = path.join(workDir, 'graph.txt');
+  await writeFile(script, graph.join(';\n'), 'utf8');
+  files.push(script);
+  const enc = ENCODER[quality];
+  const args = [
+    ...inputs,
+    '-filter_complex_script',
+    script,
+    '-map',
+    '[vout]',
+    '-map',
+    '[aout]',
+    '-c:v',
+    'libx264',
+    '-preset',
+    enc.preset,
+    '-crf',
+    String(enc.crf),
+    '-pix_fmt',
+    'yuv420p',
+    '-r',
+    n(fps),
+    '-c:a',
+    'aac',
+    '-b:a',
+    enc.audioBitrate,
+    '-ar',
+    '48000',
+    '-ac',
+    '2',
+    '-t',
+    n(D),
+    '-movflags',
+    '+faststart',
+    outPath,
+  ];
+  return { args, durationSeconds: D, outPath, files };
+}
+
+export interface RenderOptions {
+  quality?: RenderQuality;
+  signal?: AbortSignal;
+  onProgress?: (fraction: number) => void;
+}
+
+/** Renders `project` into `outPath` (an .mp4), using `workDir` for intermediates. */
+export async function renderTimeline(project: RenderProject, workDir: string, outPath: string, opts: RenderOptions = {}): Promise<RenderPlan> {
+  const plan = await planRender(project, workDir, outPath, opts.quality);
+  await runFfmpeg(plan.args, { expectedDurationSeconds: plan.durationSeconds, onProgress: opts.onProgress, signal: opts.signal, cwd: workDir });
+  return plan;
+}

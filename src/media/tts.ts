@@ -1,0 +1,101 @@
+// Local text-to-speech with word timings: eSpeak NG (WebAssembly, from npm) run in a child
+// process (tts-worker.ts; see there for why it is a separate program). Word timings come from
+// the synthesizer's own word events, so captions of our voiceovers are exact.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export interface SpokenWord {
+  text: string;
+  startMs: number;
+  endMs: number;
+}
+
+export interface Speech {
+  /** The WAV file written (22.05 kHz mono PCM). */
+  file: string;
+  durationMs: number;
+  words: SpokenWord[];
+}
+
+export interface SpeechOptions {
+  /** eSpeak NG voice: language[+variant], e.g. en-us+f3. */
+  voice: string;
+  /** Speaking rate multiplier, 1 = 175 words per minute. */
+  speed?: number;
+  /** Pitch shift in semitones (about 4 eSpeak pitch units per semitone around 50). */
+  pitch?: number;
+  timeoutMs?: number;
+}
+
+const WORKER = fileURLToPath(new URL('./tts-worker.ts', import.meta.url));
+
+export class SpeechFailed extends Error {
+  override name = 'SpeechFailed';
+}
+
+interface WorkerReply {
+  ok: boolean;
+  error?: string;
+  sampleRate: number;
+  samples: number;
+  events: { type: string; audio_position: number; text_position: number; word_length: number }[];
+}
+
+/** Synthesizes `text` into `outFile`; resolves with the duration and per-word timings. */
+export async function synthesizeSpeech(text: string, outFile: string, opts: SpeechOptions): Promise<Speech> {
+  const rate = Math.max(80, Math.min(450, 175 * (opts.speed ?? 1)));
+  const pitch = Math.max(0, Math.min(99, 50 + 4 * (opts.pitch ?? 0)));
+  const reply = await new Promise<WorkerReply>((resolve, reject) => {
+    const child = spawn(process.execPath, [WORKER], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new SpeechFailed(`could not start the speech synthesizer: ${e.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const raw = Buffer.concat(out).toString('utf8');
+      try {
+        const parsed = JSON.parse(raw) as WorkerReply;
+        if (parsed.ok) return resolve(parsed);
+        return reject(new SpeechFailed(`speech synthesis failed: ${parsed.error}`));
+      } catch {
+        reject(new SpeechFailed(`speech synthesis failed (${signal ?? `exit ${code}`}): ${Buffer.concat(err).toString('utf8').slice(-300)}`));
+      }
+    });
+    child.stdin.end(JSON.stringify({ text, voice: opts.voice, rate, pitch, out: outFile }));
+  });
+  const durationMs = Math.round((reply.samples / reply.sampleRate) * 1000);
+  return { file: outFile, durationMs, words: wordTimings(text, reply.events, durationMs) };
+}
+
+/**
+ * Word timings from eSpeak's events: each whitespace-separated token of `text` starts at the
+ * first word event inside it and ends where the next token starts, or at its clause's end.
+ */
+export function wordTimings(text: string, events: WorkerReply['events'], durationMs: number): SpokenWord[] {
+  const tokens: { text: string; start: number; end: number }[] = [];
+  for (const m of text.matchAll(/\S+/g)) tokens.push({ text: m[0], start: m.index, end: m.index + m[0].length });
+  const tokenAt = (pos: number) => tokens.findIndex((t) => pos >= t.start && pos < t.end);
+  const words: (SpokenWord & { token: number })[] = [];
+  let open: (SpokenWord & { token: number }) | undefined;
+  for (const e of events) {
+    if (e.type === 'word') {
+      const idx = tokenAt(e.text_position - 1);
+      if (idx < 0 || (open && open.token === idx)) continue;
+      if (open && open.endMs < 0) open.endMs = e.audio_position;
+      open = { text: tokens[idx].text, startMs: e.audio_position, endMs: -1, token: idx };
+      words.push(open);
+    } else if (e.type === 'end' && open && open.endMs < 0) {
+      open.endMs = e.audio_position;
+    }
+  }
+  if (open && open.endMs < 0) open.endMs = durationMs;
+  return words
+    .map(({ text: t, startMs, endMs }) => ({ text: t, startMs: Math.max(0, startMs), endMs: Math.max(startMs + 1, Math.min(durationMs, endMs)) }))
+    .filter((w) => /[\p{L}\p{N}]/u.test(w.text));
+}

@@ -1,0 +1,334 @@
+// The local renderer's image composer (sharp/libvips): background in the palette, the product
+// frame with the reference images cover-fitted (or a drawn placeholder product), the headline,
+// the brand line, a CTA button and, per layout kind, a badge, slot labels or rating stars.
+// Texts are set by pango with the shipped DejaVu Sans file. Same job in, same pixels out.
+import sharp, { type OverlayOptions, type Sharp } from 'sharp';
+import { ProviderError, type GenerationJob, type ImageFormat } from '../types.ts';
+import { FAMILY_BOLD, FAMILY_REGULAR, FONT_BOLD, FONT_REGULAR } from './font.ts';
+import {
+  badgeFrom,
+  computeLayout,
+  ctaFrom,
+  headlineFrom,
+  hexToRgb,
+  paletteFor,
+  rng,
+  type AdLayout,
+  type Palette,
+  type Rect,
+} from './layout.ts';
+
+/** full: the finished ad. overlay: texts, brand and CTA on a transparent canvas with scrims (over a video). */
+export type ComposeMode = 'full' | 'overlay';
+
+export interface ComposedAd {
+  layout: AdLayout;
+  palette: Palette;
+  headline: string;
+  /** RGBA pixels, width × height × 4. */
+  pixels: Buffer;
+}
+
+const r = Math.round;
+
+const escXml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+
+interface TextLayer {
+  input: Buffer;
+  width: number;
+  height: number;
+}
+
+/**
+ * Sets pango markup with DejaVu Sans. `fit`: as large as fits in box (capped at maxPx);
+ * `px`: a fixed size, wrapped at box width.
+ */
+async function setText(
+  markup: string,
+  box: { w: number; h: number },
+  o: { bold?: boolean; align?: 'left' | 'centre'; px?: number; maxPx?: number; spacing?: number },
+): Promise<TextLayer> {
+  const family = o.bold === false ? FAMILY_REGULAR : FAMILY_BOLD;
+  const fontfile = o.bold === false ? FONT_REGULAR : FONT_BOLD;
+  const base = {
+    text: markup,
+    font: `${family} 12`,
+    fontfile,
+    width: Math.max(1, box.w),
+    align: o.align ?? 'centre',
+    rgba: true,
+    wrap: 'word' as const,
+    spacing: o.spacing,
+  };
+  // pango size 12 pt at `dpi` is 12 * dpi / 72 = dpi / 6 pixels.
+  const render = async (opts: object) => {
+    const { data, info } = await sharp({ text: { ...base, ...opts } }).png({ compressionLevel: 0 }).toBuffer({ resolveWithObject: true });
+    return { input: data, width: info.width, height: info.height, dpi: info.textAutofitDpi };
+  };
+  if (o.px) return render({ dpi: Math.max(1, r(o.px * 6)) });
+  let t = await render({ height: Math.max(1, box.h) });
+  if (o.maxPx && t.dpi && t.dpi / 6 > o.maxPx) t = await render({ dpi: r(o.maxPx * 6) });
+  return t;
+}
+
+const span = (text: string, colour: string, extra = '') => `<span foreground="${colour}"${extra}>${escXml(text)}</span>`;
+
+/** Position of a w×h layer inside box by alignment, clamped into the canvas. */
+function place(layout: AdLayout, box: Rect, w: number, h: number, ha: 'left' | 'centre', va: 'top' | 'middle' | 'bottom') {
+  const left = ha === 'left' ? box.x : box.x + r((box.w - w) / 2);
+  const top = va === 'top' ? box.y : va === 'bottom' ? box.y + box.h - h : box.y + r((box.h - h) / 2);
+  return { left: Math.max(0, Math.min(layout.width - w, left)), top: Math.max(0, Math.min(layout.height - h, top)) };
+}
+
+function backgroundSvg(layout: AdLayout, p: Palette, seed: string, mode: ComposeMode): string {
+  const { width: W, height: H, unit: u } = layout;
+  const rand = rng(`bg:${seed}`);
+  const parts: string[] = [];
+  const defs: string[] = [];
+  if (mode === 'overlay') {
+    defs.push(
+      `<linearGradient id="top" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#000" stop-opacity="0.6"/><stop offset="1" stop-color="#000" stop-opacity="0"/></linearGradient>`,
+      `<linearGradient id="bot" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#000" stop-opacity="0"/><stop offset="1" stop-color="#000" stop-opacity="0.65"/></linearGradient>`,
+    );
+    // Scrims behind the top texts and the bottom captions/CTA, for legibility over any video.
+    const topEnd = Math.min(H, layout.headline.y + layout.headline.h + r(u * 0.08));
+    const botStart = Math.max(0, layout.caption.y - r(u * 0.08));
+    parts.push(`<rect x="0" y="0" width="${W}" height="${topEnd}" fill="url(#top)"/>`);
+    parts.push(`<rect x="0" y="${botStart}" width="${W}" height="${H - botStart}" fill="url(#bot)"/>`);
+  } else {
+    parts.push(`<rect x="0" y="0" width="${W}" height="${H}" fill="${p.primary}"/>`);
+    // Decorations stay away from the top-left corner, which always shows the primary colour.
+    const variant = Math.floor(rand() * 3);
+    if (variant === 0) {
+      parts.push(`<circle cx="${r(W * (0.82 + rand() * 0.12))}" cy="${r(H * (0.8 + rand() * 0.12))}" r="${r(u * (0.5 + rand() * 0.2))}" fill="${p.secondary}" opacity="0.9"/>`);
+      parts.push(`<circle cx="${r(W * 0.95)}" cy="${r(H * 0.18)}" r="${r(u * 0.16)}" fill="${p.accent}" opacity="0.22"/>`);
+    } else if (variant === 1) {
+      parts.push(`<polygon points="${r(W * 0.45)},${H} ${W},${r(H * 0.3)} ${W},${H}" fill="${p.secondary}" opacity="0.9"/>`);
+      parts.push(`<polygon points="${r(W * 0.7)},0 ${W},0 ${W},${r(H * 0.22)}" fill="${p.accent}" opacity="0.25"/>`);
+    } else {
+      const band = r(u * 0.22);
+      parts.push(`<rect x="0" y="${H - band * 2}" width="${W}" height="${band * 2}" fill="${p.secondary}" opacity="0.9"/>`);
+      for (let i = 0; i < 6; i++) {
+        parts.push(`<circle cx="${r(W * (0.55 + 0.08 * i))}" cy="${r(H * 0.08 + (i % 2) * u * 0.05)}" r="${r(u * 0.012)}" fill="${p.onPrimary}" opacity="0.35"/>`);
+      }
+    }
+  }
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}"><defs>${defs.join('')}</defs>${parts.join('')}</svg>`;
+}
+
+/**
+ * The product card: a soft drop shadow (blurred by libvips: an SVG blur filter costs seconds at
+ * 4K) and the light frame the slots sit in.
+ */
+async function productCard(layout: AdLayout): Promise<OverlayOptions[]> {
+  const { product, unit: u, width: W, height: H } = layout;
+  const rx = r(u * 0.025);
+  const sd = Math.max(2, r(u * 0.012));
+  const pad = sd * 3;
+  // Shadow canvas: the card grown by `pad`, shifted down-right, clipped to the image.
+  const x0 = Math.max(0, product.x + sd - pad);
+  const y0 = Math.max(0, product.y + 2 * sd - pad);
+  const x1 = Math.min(W, product.x + sd + product.w + pad);
+  const y1 = Math.min(H, product.y + 2 * sd + product.h + pad);
+  const shadowSvg =
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${x1 - x0}" height="${y1 - y0}">` +
+    `<rect x="${product.x + sd - x0}" y="${product.y + 2 * sd - y0}" width="${product.w}" height="${product.h}" rx="${rx}" fill="#000000" fill-opacity="0.3"/></svg>`;
+  const shadow = await sharp(Buffer.from(shadowSvg)).blur(sd).png({ compressionLevel: 0 }).toBuffer();
+  const card = `<svg xmlns="http://www.w3.org/2000/svg" width="${product.w}" height="${product.h}"><rect width="${product.w}" height="${product.h}" rx="${rx}" fill="#ffffff"/></svg>`;
+  return [
+    { input: shadow, left: x0, top: y0 },
+    { input: Buffer.from(card), left: product.x, top: product.y },
+  ];
+}
+
+/** A drawn stand-in product when the job has no reference image. */
+function placeholderSvg(slot: Rect, p: Palette, seed: string): string {
+  const { w, h } = slot;
+  const rand = rng(`ph:${seed}`);
+  const s = Math.min(w, h);
+  const cx = w / 2;
+  const shape = Math.floor(rand() * 3);
+  const [ar, ag, ab] = hexToRgb(p.accent);
+  const light = `rgb(${r(ar + (255 - ar) * 0.55)},${r(ag + (255 - ag) * 0.55)},${r(ab + (255 - ab) * 0.55)})`;
+  let body: string;
+  if (shape === 0) {
+    const bw = s * 0.34;
+    const bh = s * 0.62;
+    const x = cx - bw / 2;
+    const y = h / 2 - bh / 2 + s * 0.05;
+    body =
+      `<rect x="${r(cx - bw * 0.18)}" y="${r(y - s * 0.1)}" width="${r(bw * 0.36)}" height="${r(s * 0.12)}" rx="${r(s * 0.02)}" fill="${p.secondary}"/>` +
+      `<rect x="${r(x)}" y="${r(y)}" width="${r(bw)}" height="${r(bh)}" rx="${r(bw * 0.22)}" fill="url(#g)"/>` +
+      `<rect x="${r(x + bw * 0.14)}" y="${r(y + bh * 0.38)}" width="${r(bw * 0.72)}" height="${r(bh * 0.28)}" rx="${r(s * 0.015)}" fill="#ffffff" opacity="0.85"/>`;
+  } else if (shape === 1) {
+    const bw = s * 0.5;
+    const x = cx - bw / 2;
+    const y = h / 2 - bw / 2;
+    body =
+      `<polygon points="${r(x)},${r(y)} ${r(x + bw * 0.25)},${r(y - bw * 0.18)} ${r(x + bw * 1.25)},${r(y - bw * 0.18)} ${r(x + bw)},${r(y)}" fill="${light}"/>` +
+      `<polygon points="${r(x + bw)},${r(y)} ${r(x + bw * 1.25)},${r(y - bw * 0.18)} ${r(x + bw * 1.25)},${r(y + bw * 0.82)} ${r(x + bw)},${r(y + bw)}" fill="${p.secondary}"/>` +
+      `<rect x="${r(x)}" y="${r(y)}" width="${r(bw)}" height="${r(bw)}" fill="url(#g)"/>`;
+  } else {
+    body =
+      `<circle cx="${r(cx)}" cy="${r(h / 2)}" r="${r(s * 0.3)}" fill="url(#g)"/>` +
+      `<circle cx="${r(cx - s * 0.1)}" cy="${r(h / 2 - s * 0.1)}" r="${r(s * 0.07)}" fill="#ffffff" opacity="0.5"/>`;
+  }
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">` +
+    `<defs><linearGradient id="bg" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${light}"/><stop offset="1" stop-color="#ffffff"/></linearGradient>` +
+    `<linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="${p.accent}"/><stop offset="1" stop-color="${p.secondary}"/></linearGradient></defs>` +
+    `<rect width="${w}" height="${h}" fill="url(#bg)"/>` +
+    `<ellipse cx="${r(cx)}" cy="${r(h / 2 + s * 0.36)}" rx="${r(s * 0.28)}" ry="${r(s * 0.04)}" fill="#000" opacity="0.15"/>` +
+    body +
+    `</svg>`
+  );
+}
+
+async function slotImage(job: GenerationJob, layout: AdLayout, palette: Palette, i: number): Promise<OverlayOptions> {
+  const slot = layout.slots[i];
+  const refs = job.referenceImages;
+  if (refs.length === 0) {
+    const seed = `${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}|${i}`;
+    return { input: Buffer.from(placeholderSvg(slot, palette, seed)), left: slot.x, top: slot.y };
+  }
+  const refIndex = i % refs.length;
+  try {
+    let img = sharp(refs[refIndex], { failOn: 'error' })
+      .rotate()
+      .resize(slot.w, slot.h, { fit: 'cover', position: sharp.strategy.attention })
+      .ensureAlpha();
+    // Split layouts: the first pane ("before", "them") is muted.
+    if (layout.kind === 'split' && i === 0) img = img.modulate({ saturation: 0.15, brightness: 0.9 });
+    const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
+    return { input: data, raw: { width: info.width, height: info.height, channels: info.channels }, left: slot.x, top: slot.y };
+  } catch (err) {
+    throw new ProviderError(`reference image ${refIndex + 1} could not be decoded: ${(err as Error).message}`, {
+      retryable: false,
+      code: 'invalid_reference_image',
+      cause: err,
+    });
+  }
+}
+
+/** Renders the ad of `job` (at job.width × job.height) into RGBA pixels. */
+export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'): Promise<ComposedAd> {
+  const layout = computeLayout(job, mode);
+  const palette = paletteFor(job);
+  const { unit: u } = layout;
+  const seed = `${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}|${layout.kind}`;
+  const headline = headlineFrom(job.prompt, job.title);
+  const layers: OverlayOptions[] = [];
+  const svg = (s: string, left: number, top: number): OverlayOptions => ({ input: Buffer.from(s), left, top });
+
+  if (mode === 'full') {
+    layers.push(...(await productCard(layout)));
+    for (let i = 0; i < layout.slots.length; i++) layers.push(await slotImage(job, layout, palette, i));
+    // Slot labels (split layouts): pills in the top-left of each pane.
+    for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) {
+      const slot = layout.slots[i];
+      const px = Math.max(8, r(u * 0.035));
+      const t = await setText(span(layout.slotLabels[i].toUpperCase(), i === 0 ? '#ffffff' : palette.onAccent), { w: slot.w, h: px * 2 }, { px });
+      const pad = r(px * 0.6);
+      const pw = Math.min(slot.w, t.width + 2 * pad);
+      const ph = Math.min(slot.h, t.height + pad);
+      const fill = i === 0 ? '#333333' : palette.accent;
+      layers.push(svg(`<svg xmlns="http://www.w3.org/2000/svg" width="${pw}" height="${ph}"><rect width="${pw}" height="${ph}" rx="${r(ph / 2)}" fill="${fill}"/></svg>`, slot.x + pad, slot.y + pad));
+      layers.push({ input: t.input, left: slot.x + pad + r((pw - t.width) / 2), top: slot.y + pad + r((ph - t.height) / 2) });
+    }
+  }
+
+  // Headline.
+  const headColour = mode === 'overlay' || layout.kind === 'ugc' ? '#ffffff' : palette.onPrimary;
+  const align = layout.orientation === 'landscape' && layout.kind !== 'model' && mode === 'full' ? 'left' : 'centre';
+  let headMarkup = span(layout.kind === 'quote' ? `“${headline}”` : headline, headColour);
+  if (layout.kind === 'quote') headMarkup += `\n<span size="55%" foreground="${mode === 'overlay' ? '#ffd54a' : palette.accent}">★★★★★</span>`;
+  const headMax = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.065 : 0.1));
+  const head = await setText(headMarkup, layout.headline, { align, maxPx: headMax, spacing: 0 });
+  const headPos = place(layout, layout.headline, head.width, head.height, align, layout.kind === 'ugc' ? 'bottom' : 'middle');
+  if (layout.kind === 'ugc') {
+    // Caption box behind the text, for legibility over the picture.
+    const pad = r(u * 0.02);
+    const bw = head.width + 2 * pad;
+    const bh = head.height + 2 * pad;
+    layers.push(
+      svg(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="${bw}" height="${bh}"><rect width="${bw}" height="${bh}" rx="${pad}" fill="#000000" fill-opacity="0.6"/></svg>`,
+        Math.max(0, headPos.left - pad),
+        Math.max(0, headPos.top - pad),
+      ),
+    );
+  }
+  layers.push({ input: head.input, left: headPos.left, top: headPos.top });
+
+  // Brand line.
+  if (layout.brand) {
+    const parts: string[] = [];
+    if (layout.kind === 'ugc' && job.avatarName) parts.push(`@${job.avatarName.replace(/\s+/g, '').toLowerCase()}`);
+    if (job.brandName) parts.push(job.brandName.toUpperCase());
+    const px = Math.max(8, r(layout.brand.h * 0.62));
+    const colour = mode === 'overlay' ? '#ffffff' : palette.onPrimary;
+    const t = await setText(`<span foreground="${colour}" letter_spacing="${r(px * 0.1 * 1024)}">${escXml(parts.join('  ·  '))}</span>`, layout.brand, { px, align });
+    const pos = place(layout, layout.brand, Math.min(t.width, layout.brand.w), t.height, align, 'middle');
+    layers.push({ input: t.input, left: pos.left, top: pos.top });
+  }
+
+  // CTA button.
+  if (layout.cta) {
+    const c = layout.cta;
+    const px = Math.max(8, r(c.h * 0.4));
+    const t = await setText(span(`${ctaFrom(job.prompt, job.type)}  →`, palette.onAccent), { w: c.w, h: c.h }, { px });
+    const bw = Math.max(Math.min(c.w, t.width + r(c.h * 1.2)), r(c.w * 0.5));
+    const bx = align === 'left' ? c.x : c.x + r((c.w - bw) / 2);
+    layers.push(
+      svg(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="${bw}" height="${c.h}"><rect width="${bw}" height="${c.h}" rx="${r(c.h / 2)}" fill="${palette.accent}"/></svg>`,
+        bx,
+        c.y,
+      ),
+    );
+    layers.push({ input: t.input, left: bx + r((bw - t.width) / 2), top: c.y + r((c.h - t.height) / 2) });
+  }
+
+  // Badge: a disc (clipped to the canvas) over the card's corner, and its text.
+  if (layout.badge) {
+    const b = layout.badge;
+    const x0 = Math.max(0, b.cx - b.r);
+    const y0 = Math.max(0, b.cy - b.r);
+    const x1 = Math.min(layout.width, b.cx + b.r);
+    const y1 = Math.min(layout.height, b.cy + b.r);
+    const sw = Math.max(2, r(b.r * 0.05));
+    layers.push(
+      svg(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="${x1 - x0}" height="${y1 - y0}"><circle cx="${b.cx - x0}" cy="${b.cy - y0}" r="${b.r - sw / 2}" fill="${palette.accent}" stroke="${palette.onAccent}" stroke-width="${sw}"/></svg>`,
+        x0,
+        y0,
+      ),
+    );
+    const t = await setText(span(badgeFrom(job.prompt, job.templateSlug ?? ''), palette.onAccent), { w: r(b.r * 1.4), h: r(b.r * 0.8) }, { maxPx: r(b.r * 0.6) });
+    const left = Math.max(0, Math.min(layout.width - t.width, b.cx - r(t.width / 2)));
+    const top = Math.max(0, Math.min(layout.height - t.height, b.cy - r(t.height / 2)));
+    layers.push({ input: t.input, left, top });
+  }
+
+  const pixels = await sharp(Buffer.from(backgroundSvg(layout, palette, seed, mode)))
+    .composite(layers)
+    .ensureAlpha()
+    .raw()
+    .toBuffer();
+  return { layout, palette, headline, pixels };
+}
+
+export function encodeRaw(ad: ComposedAd, opaque = true): Sharp {
+  const img = sharp(ad.pixels, { raw: { width: ad.layout.width, height: ad.layout.height, channels: 4 } });
+  return opaque ? img.removeAlpha() : img;
+}
+
+/** The finished ad in `format`, exactly job.width × job.height. */
+export async function renderAdImage(job: GenerationJob, format: ImageFormat): Promise<Buffer> {
+  const ad = await composeAd(job, 'full');
+  const img = encodeRaw(ad, true);
+  if (format === 'jpeg') return img.jpeg({ quality: 92, mozjpeg: false }).toBuffer();
+  if (format === 'webp') return img.webp({ quality: 90, smartSubsample: true }).toBuffer();
+  return img.png({ compressionLevel: 6 }).toBuffer();
+}

@@ -1,0 +1,267 @@
+// The local renderer's video plan: one still (or a transparent overlay over a source video)
+// composed by the image renderer, then ONE ffmpeg invocation that animates it (Ken Burns via
+// zoompan), burns the prompt in as timed captions (drawtext with the shipped DejaVu font), adds
+// the audio (the given audio file trimmed/padded, or a generated soft chord) and encodes
+// H.264 (yuv420p, +faststart) / AAC into an MP4 of exactly width × height and the duration.
+//
+// prepareVideo() writes the intermediate files and returns the ffmpeg arguments; the provider
+// runs them through runFfmpeg, and bench/renderer.ts runs the very same arguments directly.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { escapeFilterValue as esc, probe } from '../../media/ffmpeg.ts';
+import { ProviderError, type GenerationJob } from '../types.ts';
+import { FONT_BOLD } from './font.ts';
+import { composeAd, encodeRaw } from './image.ts';
+import { hash32, LEADING_INSTRUCTION, rng, type AdLayout } from './layout.ts';
+
+export interface VideoSettings {
+  /** x264 preset. */
+  preset: string;
+  crf: number;
+  fps: number;
+  /** The still is scaled up this much before zoompan, which smooths the pan's integer steps. */
+  zoomSupersample: number;
+}
+
+export const DEFAULT_VIDEO_SETTINGS: VideoSettings = { preset: 'veryfast', crf: 21, fps: 25, zoomSupersample: 2 };
+
+export interface VideoPlan {
+  /** ffmpeg arguments after the global ones (-y, -progress …): inputs, graph, encoder, output. */
+  args: string[];
+  durationSeconds: number;
+  frames: number;
+  outPath: string;
+  /** Intermediate files prepareVideo wrote (the still or overlay, caption text files). */
+  files: string[];
+  /** The composed first frame (still mode) or overlay (source-video mode). */
+  stillPath: string;
+  mode: 'still' | 'source';
+  hasAudio: boolean;
+}
+
+const fmt = (v: number) => (Math.round(v * 1000) / 1000).toString();
+
+/** `name=k1=v1:k2=v2` with every value escaped for the filtergraph. */
+function filter(name: string, opts: Record<string, string | number>): string {
+  const parts = Object.entries(opts).map(([k, v]) => `${k}=${esc(String(v))}`);
+  return parts.length ? `${name}=${parts.join(':')}` : name;
+}
+
+/** Caption lines of the prompt, grouped into timed chunks of at most two lines. */
+export function captionChunks(prompt: string, maxChars: number, maxChunks: number): string[][] {
+  const words = (prompt || '').replace(/\s+/g, ' ').trim().split(' ').filter(Boolean);
+  const lines: string[] = [];
+  let cur = '';
+  for (const w0 of words) {
+    const w = w0.length > maxChars ? `${w0.slice(0, Math.max(1, maxChars - 1))}…` : w0;
+    if (!cur) cur = w;
+    else if (cur.length + 1 + w.length <= maxChars) cur += ` ${w}`;
+    else {
+      lines.push(cur);
+      cur = w;
+    }
+  }
+  if (cur) lines.push(cur);
+  const maxLines = Math.max(1, maxChunks) * 2;
+  if (lines.length > maxLines) {
+    lines.length = maxLines;
+    const last = lines[maxLines - 1];
+    lines[maxLines - 1] = last.length + 1 <= maxChars ? `${last}…` : `${last.slice(0, maxChars - 1)}…`;
+  }
+  const chunks: string[][] = [];
+  for (let i = 0; i < lines.length; i += 2) chunks.push(lines.slice(i, i + 2));
+  return chunks;
+}
+
+/** The prompt as caption text: without a leading "create a …" instruction, first letter capitalised. */
+export function captionText(prompt: string): string {
+  const t = (prompt || '').replace(/\s+/g, ' ').trim().replace(LEADING_INSTRUCTION, '');
+  return t.charAt(0).toUpperCase() + t.slice(1);
+}
+
+/** drawtext filters for the captions (one per line, each with its own box, fading in). */
+async function captionFilters(job: GenerationJob, layout: AdLayout, duration: number, dir: string, files: string[]): Promise<string[]> {
+  const fs = Math.max(12, Math.round(layout.unit * 0.052));
+  const maxChars = Math.max(8, Math.floor(layout.caption.w / (fs * 0.64)));
+  const start = Math.min(0.5, duration * 0.1);
+  const end = Math.max(start + 0.5, duration - 0.15);
+  const maxChunks = Math.max(1, Math.floor((end - start) / 1.4));
+  const chunks = captionChunks(captionText(job.prompt), maxChars, maxChunks);
+  if (chunks.length === 0) return [];
+  const slot = (end - start) / chunks.length;
+  const border = Math.max(2, Math.round(fs * 0.28));
+  const lineStep = Math.round(fs * 1.22) + 2 * border;
+  const out: string[] = [];
+  for (let i = 0; i < chunks.length; i++) {
+    const a = start + i * slot;
+    const b = a + slot - 0.05;
+    const block = chunks[i].length * lineStep;
+    const y0 = layout.kind === 'ugc' ? layout.caption.y : layout.caption.y + layout.caption.h - block;
+    for (let j = 0; j < chunks[i].length; j++) {
+      const file = path.join(dir, `caption-${i}-${j}.txt`);
+      await writeFile(file, chunks[i][j], 'utf8');
+      files.push(file);
+      out.push(
+        filter('drawtext', {
+          fontfile: FONT_BOLD,
+          textfile: file,
+          expansion: 'none',
+          fontsize: fs,
+          fontcolor: 'white',
+          box: 1,
+          boxcolor: 'black@0.55',
+          boxborderw: border,
+          x: '(w-text_w)/2',
+          y: y0 + j * lineStep + border,
+          enable: `between(t,${fmt(a)},${fmt(b)})`,
+          alpha: `min(1,(t-${fmt(a)})/0.25)`,
+        }),
+      );
+    }
+  }
+  return out;
+}
+
+/** A soft sustained chord (three sines and a sub) over filtered pink noise, faded in and out. */
+function audioBed(job: GenerationJob, duration: number): string {
+  const rand = rng(`audio:${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}`);
+  const roots = [110, 123.47, 130.81, 146.83, 164.81, 174.61, 196];
+  const root = roots[Math.floor(rand() * roots.length)];
+  const third = rand() < 0.6 ? 2 ** (4 / 12) : 2 ** (3 / 12);
+  const freqs = [root, root * third, root * 2 ** (7 / 12), root / 2];
+  const d = fmt(duration);
+  const fadeOut = Math.min(1, duration / 4);
+  const srcs = freqs.map((f, i) => `${filter('sine', { frequency: fmt(f), sample_rate: 48000, duration: d })}[s${i}]`);
+  const noise = `${filter('anoisesrc', { color: 'pink', amplitude: 0.04, duration: d, sample_rate: 48000, seed: hash32(job.prompt) % 100000 })},${filter('lowpass', { f: 900 })}[sn]`;
+  const mix =
+    `[s0][s1][s2][s3][sn]${filter('amix', { inputs: 5, duration: 'longest', weights: '1 0.8 0.7 0.6 0.5' })},` +
+    `${filter('tremolo', { f: 0.5, d: 0.25 })},${filter('lowpass', { f: 2400 })},${filter('volume', { volume: 2.5 })},` +
+    `${filter('afade', { t: 'in', st: 0, d: fmt(Math.min(0.8, duration / 4)) })},${filter('afade', { t: 'out', st: fmt(duration - fadeOut), d: fmt(fadeOut) })},` +
+    `${filter('aformat', { sample_fmts: 'fltp', sample_rates: 48000, channel_layouts: 'stereo' })}[a]`;
+  return [...srcs, noise, mix].join(';');
+}
+
+/**
+ * Writes the intermediates of `job` into `scratchDir` and returns the one ffmpeg command that
+ * renders `outPath`.
+ */
+export async function prepareVideo(
+  job: GenerationJob,
+  scratchDir: string,
+  outPath: string,
+  settings: VideoSettings = DEFAULT_VIDEO_SETTINGS,
+): Promise<VideoPlan> {
+  const duration = job.durationSeconds ?? 5;
+  if (!(duration >= 0.5 && duration <= 120)) {
+    throw new ProviderError(`video duration must be between 0.5 and 120 seconds, got ${duration}`, { retryable: false, code: 'invalid_duration' });
+  }
+  const { width: W, height: H } = job;
+  if (W % 2 || H % 2 || W < 16 || H < 16) {
+    throw new ProviderError(`video dimensions must be even and at least 16, got ${W}×${H}`, { retryable: false, code: 'invalid_dimensions' });
+  }
+  const fps = settings.fps;
+  const frames = Math.max(1, Math.round(duration * fps));
+  const files: string[] = [];
+  const baseVideo = job.sourceVideoPath ?? job.motionVideoPath;
+  const mode: VideoPlan['mode'] = baseVideo ? 'source' : 'still';
+
+  if (baseVideo) {
+    const info = await probe(baseVideo).catch((err: Error) => {
+      throw new ProviderError(`source video could not be read: ${err.message}`, { retryable: false, code: 'invalid_source_video', cause: err });
+    });
+    if (!info.has_video) throw new ProviderError('source video has no video stream', { retryable: false, code: 'invalid_source_video' });
+  }
+  if (job.audioPath) {
+    const info = await probe(job.audioPath).catch((err: Error) => {
+      throw new ProviderError(`audio file could not be read: ${err.message}`, { retryable: false, code: 'invalid_audio', cause: err });
+    });
+    if (!info.has_audio) throw new ProviderError('audio file has no audio stream', { retryable: false, code: 'invalid_audio' });
+  }
+
+  const ad = await composeAd(job, mode === 'still' ? 'full' : 'overlay');
+  const stillPath = path.join(scratchDir, mode === 'still' ? 'still.png' : 'overlay.png');
+  await encodeRaw(ad, mode === 'still').png({ compressionLevel: 1 }).toFile(stillPath);
+  files.push(stillPath);
+
+  const inputs: string[] = [];
+  const graph: string[] = [];
+  const captions = await captionFilters(job, ad.layout, duration, scratchDir, files);
+  const tail = [...captions, filter('format', { pix_fmts: 'yuv420p' })].join(',');
+  if (mode === 'still') {
+    inputs.push('-i', stillPath);
+    const rand = rng(`kenburns:${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}`);
+    // A gentle push-in that keeps the headline and CTA in frame.
+    const dz = 0.06 + rand() * 0.05;
+    const px = [0.4, 0.5, 0.6][Math.floor(rand() * 3)];
+    const py = [0.4, 0.5, 0.6][Math.floor(rand() * 3)];
+    const ss = Math.max(1, settings.zoomSupersample);
+    const last = Math.max(1, frames - 1);
+    const steps = [
+      ss > 1 ? filter('scale', { w: W * ss, h: H * ss, flags: 'bicubic' }) : null,
+      filter('zoompan', {
+        z: `1+${fmt(dz)}*(0.5-0.5*cos(PI*on/${last}))`,
+        x: `(iw-iw/zoom)*${px}`,
+        y: `(ih-ih/zoom)*${py}`,
+        d: frames,
+        s: `${W}x${H}`,
+        fps,
+      }),
+      filter('setsar', { r: 1 }),
+    ].filter((s): s is string => s !== null);
+    graph.push(`[0:v]${steps.join(',')},${tail}[v]`);
+  } else {
+    inputs.push('-stream_loop', '-1', '-i', baseVideo as string, '-i', stillPath);
+    graph.push(
+      `[0:v]${filter('scale', { w: W, h: H, force_original_aspect_ratio: 'increase' })},${filter('crop', { w: W, h: H })},` +
+        `${filter('setsar', { r: 1 })},${filter('fps', { fps })}[base]`,
+    );
+    graph.push(`[base][1:v]${filter('overlay', { x: 0, y: 0, eof_action: 'repeat' })},${tail}[v]`);
+  }
+
+  let hasAudio = false;
+  if (job.audioPath) {
+    const idx = mode === 'still' ? 1 : 2;
+    inputs.push('-i', job.audioPath);
+    const fadeOut = Math.min(0.3, duration / 4);
+    graph.push(
+      `[${idx}:a]${filter('aresample', { osr: 48000 })},${filter('aformat', { sample_fmts: 'fltp', channel_layouts: 'stereo' })},apad,` +
+        `${filter('atrim', { start: 0, end: fmt(duration) })},asetpts=PTS-STARTPTS,${filter('afade', { t: 'out', st: fmt(duration - fadeOut), d: fmt(fadeOut) })}[a]`,
+    );
+    hasAudio = true;
+  } else if (job.generateAudio) {
+    graph.push(audioBed(job, duration));
+    hasAudio = true;
+  }
+
+  const args = [
+    ...inputs,
+    '-filter_complex',
+    graph.join(';'),
+    '-map',
+    '[v]',
+    ...(hasAudio ? ['-map', '[a]'] : ['-an']),
+    '-c:v',
+    'libx264',
+    '-preset',
+    settings.preset,
+    '-crf',
+    String(settings.crf),
+    '-profile:v',
+    'high',
+    '-pix_fmt',
+    'yuv420p',
+    '-r',
+    String(fps),
+    '-g',
+    String(fps * 2),
+    ...(hasAudio ? ['-c:a', 'aac', '-b:a', '128k', '-ar', '48000', '-ac', '2'] : []),
+    '-movflags',
+    '+faststart',
+    '-t',
+    fmt(duration),
+    '-f',
+    'mp4',
+    outPath,
+  ];
+  return { args, durationSeconds: duration, frames, outPath, files, stillPath, mode, hasAudio };
+}
