@@ -18,34 +18,13 @@ import {
   type AspectRatio,
   type PreviewRef,
 } from '../src/services/catalog-data.ts';
+import { hash32, rng } from '../src/providers/render/layout.ts';
 
 // ---------------------------------------------------------------------------------------
 // Deterministic helpers
 // ---------------------------------------------------------------------------------------
 
-/** FNV-1a, 32 bit. */
-function hash(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/** A deterministic stream of numbers in [0, 1) derived from a seed. */
-function rng(seed: string): () => number {
-  let state = hash(seed) || 1;
-  return () => {
-    // xorshift32
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 0x100000000;
-  };
-}
+const hash = hash32;
 
 /** Rounds to one decimal and prints without trailing zeros. */
 function n(v: number): string {

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { PgBoss } from 'pg-boss';
 import postgres from 'postgres';
 import { runMigrations } from '../src/db/client.ts';
 import { startEmbedded } from '../src/db/embedded.ts';
@@ -32,8 +33,12 @@ await admin.unsafe(`create database ${TEMPLATE}`);
 const templateUrl = new URL(adminUrl);
 templateUrl.pathname = `/${TEMPLATE}`;
 await runMigrations(templateUrl.toString());
+// pg-boss installs its schema on first start; do it once here so every cloned database has it.
+const boss = new PgBoss({ connectionString: templateUrl.toString(), schema: 'pgboss', supervise: false, schedule: false, max: 2 });
+await boss.start();
+await boss.stop({ graceful: false });
 await admin.end();
-say('template database migrated');
+say('template database migrated (application schema and pg-boss)');
 
 const tapArgs = process.argv.slice(2);
 const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...tapArgs], {

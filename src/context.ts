@@ -1,6 +1,10 @@
-// What every handler may use: configuration, the database and loaded services.
+// What every handler and worker may use: configuration, the database and the shared services.
 import type { Config } from './config.ts';
 import type { Db, Sql } from './db/client.ts';
+import type { JobQueue } from './jobs/queue.ts';
+import type { GuardedFetcher } from './net/guarded-fetch.ts';
+import type { RateLimiter } from './services/rate-limit.ts';
+import type { Storage } from './storage/index.ts';
 
 export interface Logger {
   info(obj: unknown, msg?: string): void;
@@ -13,4 +17,10 @@ export interface AppContext {
   db: Db;
   sql: Sql;
   log: Logger;
+  storage: Storage;
+  queue: JobQueue;
+  /** Rate limiters by policy name (the spec's `x-rate-limit`). */
+  rateLimiters: Record<string, RateLimiter>;
+  /** The one client for user-supplied URLs. */
+  fetcher: GuardedFetcher;
 }

@@ -68,7 +68,10 @@ export interface LoadResult {
   non2xx: number;
 }
 
-export async function load(url: string, opts: { duration?: number; connections?: number; method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<LoadResult> {
+export async function load(
+  url: string,
+  opts: { duration?: number; connections?: number; method?: string; headers?: Record<string, string>; body?: string; idReplacement?: boolean } = {},
+): Promise<LoadResult> {
   const r = await autocannon({
     url,
     duration: opts.duration ?? 5,
@@ -76,6 +79,8 @@ export async function load(url: string, opts: { duration?: number; connections?:
     method: (opts.method ?? 'GET') as 'GET',
     headers: opts.headers,
     body: opts.body,
+    // `[<id>]` in headers/body becomes a fresh id per request (e.g. unique idempotency keys).
+    idReplacement: opts.idReplacement ?? false,
   });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }

@@ -36,10 +36,12 @@ export async function runMigrations(url: string): Promise<void> {
   }
 }
 
-export function connect(url: string, max = 20): { db: Db; sql: Sql } {
+export function connect(url: string, max = 20, settings: Record<string, string> = {}): { db: Db; sql: Sql } {
   const sql = postgres(url, {
     max,
     onnotice: () => {},
+    // Session settings sent at connection start (e.g. synchronous_commit for non-durable counters).
+    connection: settings,
   });
   return { sql, db: drizzle(sql, { schema }) };
 }

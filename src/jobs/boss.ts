@@ -1,28 +1,30 @@
-// pg-boss in the service's own database: the queues that generation, render and edit jobs
-// run on. Queues and their workers are registered in WORKERS as the capabilities land.
+// pg-boss in the service's own database. Every process starts one: API nodes only send (jobs go
+// out inside the transaction that charges for them); worker processes also supervise and work.
 import { PgBoss } from 'pg-boss';
-import type { AppContext } from '../context.ts';
+import type { Config } from '../config.ts';
+import type { AppContext, Logger } from '../context.ts';
+import { createQueues } from './queue.ts';
+import { WORKERS } from './workers.ts';
 
-export interface WorkerDefinition {
-  queue: string;
-  /** Registered with boss.work(queue, options, handler). */
-  register(boss: PgBoss, ctx: AppContext): Promise<void>;
-}
-
-/** Every queue this service runs. Later issues append their workers here. */
-export const WORKERS: WorkerDefinition[] = [];
-
-export async function startBoss(url: string, log: AppContext['log']): Promise<PgBoss> {
-  const boss = new PgBoss({ connectionString: url, schema: 'pgboss', max: 5 });
+export async function startBoss(url: string, config: Config, log: Logger, opts: { supervise: boolean }): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: url,
+    schema: 'pgboss',
+    max: 5,
+    supervise: opts.supervise,
+    schedule: opts.supervise,
+    // Workers are woken by NOTIFY the moment a job commits (polling stays as the backstop).
+    useListenNotify: opts.supervise,
+    monitorIntervalSeconds: 10,
+    superviseIntervalSeconds: 10,
+  });
   boss.on('error', (err) => log.error({ err: { message: err.message } }, 'pg-boss error'));
   await boss.start();
+  await createQueues(boss, config);
   return boss;
 }
 
 export async function startWorkers(boss: PgBoss, ctx: AppContext): Promise<string[]> {
-  for (const w of WORKERS) {
-    await boss.createQueue(w.queue).catch(() => {});
-    await w.register(boss, ctx);
-  }
+  for (const w of WORKERS) await w.register(boss, ctx);
   return WORKERS.map((w) => w.queue);
 }

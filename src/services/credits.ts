@@ -1,6 +1,6 @@
 // The credit ledger. A balance changes only here, in the same transaction as its ledger row,
 // so organizations.credits always equals the sum of the org's ledger deltas.
-import { and, eq, gte, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { creditLedger, organizations } from '../db/schema/index.ts';
 
@@ -18,31 +18,24 @@ export interface CreditChange {
  * Applies a credit change. Positive deltas always succeed; a negative delta succeeds only
  * when the balance covers it (conditional UPDATE, so concurrent deductions cannot overdraw).
  * Returns the new balance, or null when the balance was insufficient (nothing written).
+ * The caller's transaction, if any, is used; a single statement is atomic on its own.
  */
 export async function applyCreditChange(db: Executor, change: CreditChange): Promise<number | null> {
   if (!Number.isInteger(change.delta) || change.delta === 0) throw new Error(`Invalid credit delta ${change.delta}`);
-  const run = async (tx: Executor) => {
-    const cond =
-      change.delta < 0
-        ? and(eq(organizations.id, change.orgId), gte(organizations.credits, -change.delta))
-        : eq(organizations.id, change.orgId);
-    const [row] = await tx
-      .update(organizations)
-      .set({ credits: sql`${organizations.credits} + ${change.delta}`, updatedAt: new Date() })
-      .where(cond)
-      .returning({ credits: organizations.credits });
-    if (!row) return null;
-    await tx.insert(creditLedger).values({
-      orgId: change.orgId,
-      delta: change.delta,
-      balanceAfter: row.credits,
-      reason: change.reason,
-      reference: change.reference ?? null,
-    });
-    return row.credits;
-  };
-  // Inside a caller's transaction use it; otherwise open one so balance and ledger move together.
-  return 'rollback' in db ? run(db) : (db as Db).transaction(run);
+  // One statement: the conditional balance update and its ledger row together (one round trip
+  // while the workspace's row is locked).
+  const cond = change.delta < 0 ? sql`and ${organizations.credits} >= ${-change.delta}` : sql``;
+  const rows = (await db.execute(sql`
+    with changed as (
+      update ${organizations}
+         set credits = ${organizations.credits} + ${change.delta}, updated_at = now()
+       where ${organizations.id} = ${change.orgId} ${cond}
+   returning ${organizations.credits} as credits
+    )
+    insert into ${creditLedger} (org_id, delta, balance_after, reason, reference)
+    select ${change.orgId}, ${change.delta}, credits, ${change.reason}, ${change.reference ?? null} from changed
+    returning balance_after`)) as unknown as { balance_after: number }[];
+  return rows.length ? Number(rows[0].balance_after) : null;
 }
 
 export async function ledgerSum(db: Executor, orgId: string): Promise<number> {

@@ -1,5 +1,8 @@
-// npm start and npm run worker as processes: first-run demo workspace, API_ONLY, workers alone.
+// npm start and npm run worker as processes: first-run demo workspace, API_ONLY nodes that
+// only queue, and a worker process that runs what they queued.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import t from 'tap';
@@ -7,8 +10,15 @@ import { createTestDatabase } from '../helpers/db.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-start-'));
+t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
 function start(script: string, env: Record<string, string>, ready: RegExp) {
-  const child = spawn(process.execPath, [script], { cwd: root, env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
@@ -30,11 +40,11 @@ function start(script: string, env: Record<string, string>, ready: RegExp) {
   };
 }
 
-const hasPgBoss = async (url: string) => {
+const attemptsOf = async (url: string, id: string) => {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const rows = await sql`select 1 from information_schema.schemata where schema_name = 'pgboss'`;
+  const [row] = await sql`select attempts, status from generations where id = ${id}`;
   await sql.end();
-  return rows.length === 1;
+  return row as { attempts: number; status: string };
 };
 
 t.test('first run creates a demo workspace and prints a key that works; a second run does not', async (t) => {
@@ -48,21 +58,30 @@ t.test('first run creates a demo workspace and prints a key that works; a second
   t.match(out, /curl -H "Authorization: Bearer mapi_/, 'prints a curl line');
   const res = await fetch(`${base}/api/v1/assets`, { headers: { authorization: `Bearer ${key}` } });
   t.equal(res.status, 200, 'the printed key works');
+
+  // API_ONLY=1: the API queues work but runs no workers; `npm run worker` alone picks it up.
+  const queued = await fetch(`${base}/api/v1/generations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'static_ad', template_slug: 'bold-sale-banner', prompt: 'Scale-out check' }),
+  });
+  t.equal(queued.status, 200);
+  const id = ((await queued.json()) as { generations: { id: string }[] }).generations[0].id;
+  await new Promise((r) => setTimeout(r, 3000));
+  t.same(await attemptsOf(url, id), { attempts: 0, status: 'generating' }, 'no worker ran in the API-only process');
   t.equal(await first.stop(), 0, 'exits 0 on SIGTERM');
-  t.notOk(await hasPgBoss(url), 'API_ONLY=1 starts no workers');
+
+  const worker = start('src/worker-main.ts', { DATABASE_URL: url }, /worker: running queues/);
+  await worker.ready;
+  t.notMatch(worker.output(), /API listening/, 'the worker serves no HTTP');
+  const deadline = Date.now() + 60_000;
+  while ((await attemptsOf(url, id)).status === 'generating' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  t.equal((await attemptsOf(url, id)).status, 'completed', 'the worker process completed the job');
+  t.equal(await worker.stop(), 0);
 
   const second = start('src/main.ts', { DATABASE_URL: url, API_ONLY: '1' }, /API listening/);
   await second.ready;
   await new Promise((r) => setTimeout(r, 300));
   t.notMatch(second.output(), /First run/, 'no second demo workspace');
   await second.stop();
-});
-
-t.test('npm run worker runs the job workers alone', async (t) => {
-  const url = await createTestDatabase(t);
-  const worker = start('src/worker-main.ts', { DATABASE_URL: url }, /worker: running queues/);
-  await worker.ready;
-  t.ok(await hasPgBoss(url), 'pg-boss is installed and running in the same database');
-  t.notMatch(worker.output(), /API listening/, 'no HTTP server');
-  t.equal(await worker.stop(), 0);
 });

@@ -92,9 +92,9 @@ export const generations = pgTable(
 );
 
 /**
- * Idempotency records, per (org, operation, key), with the request's fingerprint. `state`:
- * in_flight (owned by a request until locked_until), partial (a batch to resume) or completed
- * (response replayed). Expire 24 h after creation.
+ * Idempotency records, per (org, operation, key), with the request's fingerprint, written in the
+ * same transaction as the work. `state`: partial (a batch to resume) or completed (response
+ * replayed). Expire 24 h after creation. (in_flight is kept by a transaction-scoped advisory lock.)
  */
 export const idempotencyKeys = pgTable(
   'idempotency_keys',
@@ -105,10 +105,7 @@ export const idempotencyKeys = pgTable(
     operation: text('operation').notNull(),
     key: text('key').notNull(),
     fingerprint: text('fingerprint').notNull(),
-    state: text('state', { enum: ['in_flight', 'partial', 'completed'] }).notNull(),
-    /** Random token of the request that owns an in_flight record; its final write must match it. */
-    lockToken: text('lock_token'),
-    lockedUntil: ts('locked_until'),
+    state: text('state', { enum: ['partial', 'completed'] }).notNull(),
     /** Data a resumed request needs (e.g. the batch id and what is queued so far). */
     progress: jsonb('progress'),
     response: jsonb('response'),

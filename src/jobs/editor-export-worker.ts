@@ -1,0 +1,85 @@
+// The export worker: renders an editor project snapshot with the timeline renderer (one ffmpeg
+// run, progress reported every second), stores the MP4 and completes the export, or fails it
+// with a structured error once retries are exhausted. At-least-once: a repeated delivery of a
+// finished export does nothing; a re-run of an interrupted one renders again and overwrites.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { and, eq, inArray } from 'drizzle-orm';
+import type { JobWithMetadata, PgBoss } from 'pg-boss';
+import type { AppContext } from '../context.ts';
+import { media } from '../db/schema/index.ts';
+import { FfmpegError, probe } from '../media/ffmpeg.ts';
+import { renderTimeline, type RenderMedia } from '../media/timeline.ts';
+import { completeExport, exportProgress, failExport, startExport, type ExportSnapshot } from '../services/editor/exports.ts';
+import { QUEUES } from './queue.ts';
+
+export interface ExportJobData {
+  exportId: string;
+}
+
+class MissingMedia extends Error {}
+
+export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJobData>): Promise<void> {
+  const row = await startExport(ctx, job.data.exportId);
+  if (!row) return;
+  const snap = row.snapshot as ExportSnapshot;
+  const tmpRoot = path.join(ctx.config.dataDir, 'tmp');
+  await fs.mkdir(tmpRoot, { recursive: true });
+  const workDir = await fs.mkdtemp(path.join(tmpRoot, `export-${row.id}-`));
+  let lastReport = 0;
+  try {
+    const ids = [...new Set(snap.timeline.items.map((i) => i.media_id).filter((id): id is string => Boolean(id)))];
+    const rows = ids.length ? await ctx.db.select().from(media).where(and(eq(media.orgId, row.orgId), inArray(media.id, ids))) : [];
+    const files = new Map<string, RenderMedia>();
+    for (const m of rows) {
+      files.set(m.id, { path: await ctx.storage.localPath(m.storageKey), kind: m.kind, width: m.width, height: m.height, durationSeconds: m.durationSeconds, hasAudio: m.hasAudio });
+    }
+    const lost = ids.filter((id) => !files.has(id));
+    if (lost.length) throw new MissingMedia(`media ${lost.join(', ')} of the project no longer exist`);
+    const out = path.join(workDir, 'export.mp4');
+    await renderTimeline({ width: snap.width, height: snap.height, fps: snap.fps, tracks: snap.timeline.tracks, items: snap.timeline.items, media: files }, workDir, out, {
+      quality: snap.quality,
+      signal: job.signal,
+      onProgress: (fraction) => {
+        const now = Date.now();
+        if (now - lastReport < 1000 || fraction >= 1) return;
+        lastReport = now;
+        exportProgress(ctx, row.id, fraction * 100).catch(() => {});
+      },
+    });
+    const probed = await probe(out);
+    const key = `editor-exports/${row.orgId}/${row.id}.mp4`;
+    const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
+    await completeExport(ctx, row, { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds, hasAudio: probed.has_audio });
+  } catch (err) {
+    const attemptsLeft = job.retryCount < job.retryLimit;
+    const permanent = err instanceof MissingMedia;
+    if (!permanent && attemptsLeft && !job.signal.aborted) {
+      ctx.log.warn({ export: row.id, attempt: job.retryCount + 1, err: String(err) }, 'export attempt failed; pg-boss will retry');
+      throw err;
+    }
+    const message = err instanceof FfmpegError ? `Rendering failed: ${err.message.split('\n').slice(-3).join(' ')}` : `Rendering failed: ${(err as Error)?.message ?? String(err)}`;
+    await failExport(ctx, row.id, {
+      code: permanent ? 'input_unavailable' : 'render_failed',
+      message: message.slice(0, 1900),
+      retryable: !permanent,
+      context: { attempts: job.retryCount + 1 },
+    });
+  } finally {
+    await fs.rm(workDir, { recursive: true, force: true });
+  }
+}
+
+export const editorExportWorker = {
+  queue: QUEUES.editorExport,
+  async register(boss: PgBoss, ctx: AppContext) {
+    await boss.work<ExportJobData>(
+      QUEUES.editorExport,
+      { batchSize: 1, localConcurrency: ctx.config.exportConcurrency, includeMetadata: true, pollingIntervalSeconds: 1 } as never,
+      async ([job]) => runExportJob(ctx, job as unknown as JobWithMetadata<ExportJobData>),
+    );
+    await boss.work<ExportJobData>(QUEUES.editorExportDead, async ([job]) => {
+      await failExport(ctx, job.data.exportId, { code: 'worker_lost', message: 'The export was abandoned by its workers too many times', retryable: true, context: {} });
+    });
+  },
+};

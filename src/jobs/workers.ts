@@ -1,0 +1,28 @@
+// Every queue a worker process runs. Later capabilities append theirs.
+import type { PgBoss } from 'pg-boss';
+import type { AppContext } from '../context.ts';
+import { purgeExpiredIdempotency } from '../services/idempotency.ts';
+import { purgeExpiredRateLimits } from '../services/rate-limit.ts';
+import { editorExportWorker } from './editor-export-worker.ts';
+import { generationWorker } from './generation-worker.ts';
+import { QUEUES } from './queue.ts';
+
+export interface WorkerDefinition {
+  queue: string;
+  register(boss: PgBoss, ctx: AppContext): Promise<void>;
+}
+
+/** Housekeeping every 10 minutes: expired idempotency records and rate-limit windows. */
+const maintenanceWorker: WorkerDefinition = {
+  queue: QUEUES.maintenance,
+  async register(boss, ctx) {
+    await boss.work(QUEUES.maintenance, async () => {
+      const purged = await purgeExpiredIdempotency(ctx.db);
+      await purgeExpiredRateLimits(ctx.db);
+      if (purged) ctx.log.info({ purged }, 'expired idempotency records purged');
+    });
+    await boss.schedule(QUEUES.maintenance, '*/10 * * * *');
+  },
+};
+
+export const WORKERS: WorkerDefinition[] = [generationWorker, editorExportWorker, maintenanceWorker];

@@ -1,0 +1,344 @@
+// POST /generations, resolved: the request (already schema-valid) checked against the catalog
+// and the workspace's resources, priced server-side, and turned into the spec a worker renders.
+// Unknown slugs, presets, variants, tiers and inapplicable fields are 400s naming the field;
+// brand kits, avatars, media and references that the workspace does not have are 404s.
+import { and, eq, inArray } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { brandKits, customAvatars, media, referenceInspirations } from '../db/schema/index.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import type { GuardedFetcher } from '../net/guarded-fetch.ts';
+import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from './catalog-data.ts';
+import { resolveDimensions } from '../providers/types.ts';
+
+export type GenerationType = 'static_ad' | 'video_ad' | 'ugc_ad' | 'ai_model';
+
+export interface CreateGenerationBody {
+  type: GenerationType;
+  prompt?: string;
+  template_slug?: string;
+  model_slug?: string;
+  variant_id?: string;
+  preset_id?: string | null;
+  aspect_ratio?: string;
+  duration?: number;
+  resolution?: string;
+  quality_tier?: 'high' | 'low';
+  brand_kit_id?: number;
+  avatar_id?: string;
+  custom_reference_inspiration_id?: string | null;
+  reference_image_urls?: string[];
+  reference_media_ids?: string[];
+  source_video_url?: string;
+  source_video_media_id?: string;
+  motion_video_url?: string;
+  motion_video_media_id?: string;
+  audio_url?: string;
+  audio_media_id?: string;
+  generate_audio?: boolean;
+  request_count?: number;
+  idempotency_key?: string;
+}
+
+export interface MediaInput {
+  url?: string;
+  mediaId?: string;
+}
+
+/** Everything a worker needs to render one generation; stored with it (generations.spec). */
+export interface GenerationSpec {
+  output: 'image' | 'video';
+  title: string;
+  model: string;
+  templateSlug?: string;
+  presetId?: string;
+  qualityTier?: 'high' | 'low';
+  modelSlug?: string;
+  variantId?: string;
+  prompt: string;
+  aspectRatio: string;
+  resolution: string;
+  width: number;
+  height: number;
+  durationSeconds?: number;
+  imageFormat?: 'png' | 'jpeg' | 'webp';
+  brandKit?: { id: number; name: string; colors: string[] };
+  avatar?: { id: string; name: string; imageUrl: string };
+  references: MediaInput[];
+  sourceVideo?: MediaInput;
+  motionVideo?: MediaInput;
+  audio?: MediaInput;
+  generateAudio: boolean;
+  customReferenceInspirationId?: string;
+}
+
+export interface ResolvedGeneration {
+  spec: GenerationSpec;
+  /** Credits per generation. */
+  unitCredits: number;
+  count: number;
+}
+
+export const ASPECT_RATIOS = ['1:1', '4:5', '5:4', '9:16', '16:9', '2:3', '3:2', '3:4', '4:3', '21:9'] as const;
+const IMAGE_RESOLUTIONS = ['1K', '2K', '4K'];
+const VIDEO_RESOLUTIONS = ['480p', '720p', '1080p'];
+const HEX = /^#[0-9a-fA-F]{6}$/;
+
+const TEMPLATE_SECTION: Record<Exclude<GenerationType, 'ai_model'>, string> = {
+  static_ad: 'static_ads',
+  video_ad: 'video_ads',
+  ugc_ad: 'ugc_ads',
+};
+
+class Problems {
+  readonly list: { field: string; message: string }[] = [];
+  add(field: string, message: string) {
+    this.list.push({ field: `body.${field}`, message });
+  }
+  throwIfAny() {
+    if (this.list.length) {
+      throw badRequest(`Invalid request: ${this.list.map((p) => `${p.field} ${p.message}`).join('; ')}`, this.list);
+    }
+  }
+}
+
+/** Credits for one output at `duration` (linear in seconds away from the default). */
+export function priceOf(unit: { credits: number; credits_per_second?: number; default_duration: number }, duration: number | undefined): number {
+  if (duration === undefined || duration === unit.default_duration || !unit.credits_per_second) return unit.credits;
+  return unit.credits_per_second * duration;
+}
+
+function brandColors(kitData: unknown): string[] {
+  const data = (kitData ?? {}) as Record<string, unknown>;
+  const candidates = [
+    ...(Array.isArray(data.colors) ? data.colors : []),
+    data.primary_color,
+    data.secondary_color,
+    data.accent_color,
+    ...(Array.isArray(data.palette) ? data.palette : []),
+  ];
+  return [...new Set(candidates.filter((c): c is string => typeof c === 'string' && HEX.test(c)).map((c) => c.toUpperCase()))];
+}
+
+export interface ResolveDeps {
+  db: Db;
+  fetcher: GuardedFetcher;
+}
+
+export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: CreateGenerationBody): Promise<ResolvedGeneration> {
+  const p = new Problems();
+  const count = body.request_count ?? 1;
+  const given = (k: keyof CreateGenerationBody) => body[k] !== undefined && body[k] !== null;
+  const refuse = (fields: (keyof CreateGenerationBody)[], why: string) => {
+    for (const f of fields) if (given(f)) p.add(f, why);
+  };
+
+  let output: 'image' | 'video';
+  let title: string;
+  let model: string;
+  let defaults: { aspect: string; resolution: string; duration?: number };
+  let unitCredits: number;
+  let tier: RawQualityTier | undefined;
+  let variant: RawAiVariant | undefined;
+  const spec: Partial<GenerationSpec> = {};
+
+  if (body.type === 'ai_model') {
+    refuse(['template_slug'], 'is for static_ad, video_ad and ugc_ad; ai_model takes model_slug');
+    refuse(['preset_id'], 'is a template preset; ai_model takes variant_id');
+    refuse(['custom_reference_inspiration_id'], 'is for template workflows (static_ad, video_ad, ugc_ad)');
+    if (!given('model_slug')) {
+      p.add('model_slug', 'is required for ai_model (an ai_models[].slug of GET /models)');
+      p.throwIfAny();
+    }
+    const m = findAiModel(body.model_slug!);
+    if (!m) {
+      p.add('model_slug', `"${body.model_slug}" is not a model of the catalog (GET /models ai_models[].slug)`);
+      p.throwIfAny();
+    }
+    const variantId = body.variant_id ?? m!.default_variant_id;
+    variant = m!.variants.find((v) => v.id === variantId);
+    if (!variant) {
+      p.add('variant_id', `"${variantId}" is not a variant of ${m!.slug} (one of: ${m!.variants.map((v) => v.id).join(', ')})`);
+      p.throwIfAny();
+    }
+    const v = variant!;
+    output = v.output;
+    title = m!.title;
+    model = v.model;
+    defaults = { aspect: v.default_aspect_ratio, resolution: v.default_resolution, duration: v.output === 'video' ? v.default_duration : undefined };
+    Object.assign(spec, { modelSlug: m!.slug, variantId: v.id });
+    const modes = new Set(v.input_mode);
+    if (!modes.has('image')) refuse(['reference_image_urls', 'reference_media_ids'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
+    if (!modes.has('video')) refuse(['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
+    if (!modes.has('audio')) refuse(['audio_url', 'audio_media_id'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
+    if (output === 'image') refuse(['duration'], `does not apply: variant ${v.id} makes images`);
+    else if (given('duration') && v.duration_options && !v.duration_options.includes(body.duration!)) {
+      p.add('duration', `must be one of ${v.duration_options.join(', ')} for variant ${v.id}`);
+    }
+    unitCredits = priceOf(v, output === 'video' ? body.duration : undefined);
+  } else {
+    refuse(['model_slug', 'variant_id'], 'is for ai_model; template workflows take template_slug');
+    refuse(
+      ['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id', 'audio_url', 'audio_media_id'],
+      'is for ai_model variants that take video or audio input',
+    );
+    if (!given('template_slug')) {
+      p.add('template_slug', `is required for ${body.type} (a ${TEMPLATE_SECTION[body.type]}[].slug of GET /models)`);
+      p.throwIfAny();
+    }
+    const t = findTemplate(body.template_slug!);
+    if (!t || t.section !== TEMPLATE_SECTION[body.type]) {
+      p.add(
+        'template_slug',
+        t ? `"${t.slug}" is a ${t.section} template, not ${TEMPLATE_SECTION[body.type]}` : `"${body.template_slug}" is not a template of the catalog`,
+      );
+      p.throwIfAny();
+    }
+    title = t!.title;
+    spec.templateSlug = t!.slug;
+    if (given('preset_id')) {
+      if (!t!.presets.some((x) => x.id === body.preset_id)) {
+        p.add('preset_id', `"${body.preset_id}" is not a preset of ${t!.slug} (one of: ${t!.presets.map((x) => x.id).join(', ')})`);
+      } else spec.presetId = body.preset_id!;
+    }
+    if (t!.section === 'static_ads') {
+      output = 'image';
+      model = 'template-image';
+      refuse(['duration'], 'does not apply to static_ad (images)');
+      defaults = { aspect: t!.default_aspect_ratio, resolution: t!.default_resolution };
+      unitCredits = t!.credits;
+    } else {
+      output = 'video';
+      const tierId = body.quality_tier ?? 'high';
+      tier = t!.quality_tiers.find((q) => q.id === tierId);
+      if (!tier) {
+        p.add('quality_tier', `"${tierId}" is not a tier of ${t!.slug}`);
+        p.throwIfAny();
+      }
+      model = tier!.model;
+      spec.qualityTier = tier!.id;
+      if (given('duration') && !tier!.duration_options.includes(body.duration!)) {
+        p.add('duration', `must be one of ${tier!.duration_options.join(', ')} for the ${tier!.id} tier of ${t!.slug}`);
+      }
+      defaults = { aspect: t!.default_aspect_ratio, resolution: tier!.resolution, duration: tier!.default_duration };
+      unitCredits = priceOf(tier!, body.duration);
+    }
+  }
+
+  // Media inputs: a URL or a media id, never both.
+  for (const [url, id] of [
+    ['source_video_url', 'source_video_media_id'],
+    ['motion_video_url', 'motion_video_media_id'],
+    ['audio_url', 'audio_media_id'],
+  ] as const) {
+    if (given(url) && given(id)) p.add(id, `is used instead of ${url}; give one of them`);
+  }
+  const urlFields = ['reference_image_urls', 'source_video_url', 'motion_video_url', 'audio_url'] as const;
+  for (const field of urlFields) {
+    const values = field === 'reference_image_urls' ? (body.reference_image_urls ?? []) : body[field] ? [body[field] as string] : [];
+    values.forEach((u, i) => {
+      const problem = deps.fetcher.precheck(u);
+      if (problem) p.add(field === 'reference_image_urls' ? `reference_image_urls[${i}]` : field, problem);
+    });
+  }
+  const refCount = (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0);
+  if (refCount > 10) p.add('reference_media_ids', `together with reference_image_urls gives ${refCount} references; at most 10`);
+
+  // Shape of the output.
+  let aspect = body.aspect_ratio ?? defaults.aspect;
+  if (aspect === 'auto') aspect = defaults.aspect === 'auto' ? '1:1' : defaults.aspect;
+  if (!(ASPECT_RATIOS as readonly string[]).includes(aspect)) p.add('aspect_ratio', `must be one of ${ASPECT_RATIOS.join(', ')} or auto`);
+  const resolution = body.resolution ?? defaults.resolution;
+  const allowed = output === 'image' ? IMAGE_RESOLUTIONS : VIDEO_RESOLUTIONS;
+  if (!allowed.includes(resolution)) p.add('resolution', `must be one of ${allowed.join(', ')} for ${output} outputs`);
+  p.throwIfAny();
+
+  // Workspace resources (404 when the workspace does not have them).
+  const db = deps.db;
+  if (given('brand_kit_id')) {
+    const [kit] = await db
+      .select()
+      .from(brandKits)
+      .where(and(eq(brandKits.id, body.brand_kit_id!), eq(brandKits.orgId, orgId)));
+    if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
+    spec.brandKit = { id: kit.id, name: kit.kitName, colors: brandColors(kit.kitData) };
+  }
+  if (given('avatar_id')) {
+    const pub = findPublicAvatar(body.avatar_id!);
+    if (pub) spec.avatar = { id: pub.id, name: pub.name, imageUrl: pub.image };
+    else {
+      const custom = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(body.avatar_id!)
+        ? (await db.select().from(customAvatars).where(and(eq(customAvatars.id, body.avatar_id!), eq(customAvatars.orgId, orgId))))[0]
+        : undefined;
+      if (!custom) throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, { field: 'body.avatar_id', resource: 'avatar' });
+      spec.avatar = { id: custom.id, name: custom.name, imageUrl: custom.imageUrl };
+    }
+  }
+  if (given('custom_reference_inspiration_id')) {
+    const [ref] = await db
+      .select()
+      .from(referenceInspirations)
+      .where(and(eq(referenceInspirations.id, body.custom_reference_inspiration_id!), eq(referenceInspirations.orgId, orgId)));
+    if (!ref) {
+      throw new ApiError('not_found', `Reference ${body.custom_reference_inspiration_id} was not found in this workspace`, {
+        field: 'body.custom_reference_inspiration_id',
+        resource: 'reference_inspiration',
+      });
+    }
+    if (ref.status !== 'ready') {
+      throw badRequest(`Reference ${ref.id} is ${ref.status}; only a ready reference can be used`, [
+        { field: 'body.custom_reference_inspiration_id', message: `is ${ref.status}, not ready` },
+      ]);
+    }
+    spec.customReferenceInspirationId = ref.id;
+  }
+  const wanted: { field: string; id: string; kind: 'image' | 'video' | 'audio' }[] = [
+    ...(body.reference_media_ids ?? []).map((id, i) => ({ field: `body.reference_media_ids[${i}]`, id, kind: 'image' as const })),
+    ...(body.source_video_media_id ? [{ field: 'body.source_video_media_id', id: body.source_video_media_id, kind: 'video' as const }] : []),
+    ...(body.motion_video_media_id ? [{ field: 'body.motion_video_media_id', id: body.motion_video_media_id, kind: 'video' as const }] : []),
+    ...(body.audio_media_id ? [{ field: 'body.audio_media_id', id: body.audio_media_id, kind: 'audio' as const }] : []),
+  ];
+  if (wanted.length) {
+    const rows = await db
+      .select({ id: media.id, kind: media.kind, status: media.status })
+      .from(media)
+      .where(and(eq(media.orgId, orgId), inArray(media.id, [...new Set(wanted.map((w) => w.id))])));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const w of wanted) {
+      if (!byId.has(w.id)) throw new ApiError('not_found', `Media ${w.id} was not found in this workspace`, { field: w.field, resource: 'editor_media' });
+    }
+    const wrong = wanted.filter((w) => {
+      const row = byId.get(w.id)!;
+      const kindOk = row.kind === w.kind || (w.kind === 'audio' && row.kind === 'voice');
+      return !kindOk || row.status !== 'completed';
+    });
+    if (wrong.length) {
+      const errors = wrong.map((w) => {
+        const row = byId.get(w.id)!;
+        return { field: w.field, message: row.status !== 'completed' ? `is ${row.status}, not completed` : `is ${row.kind} media, not ${w.kind}` };
+      });
+      throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
+    }
+  }
+
+  const { width, height } = resolveDimensions(aspect, resolution, output);
+  const duration = output === 'video' ? (body.duration ?? defaults.duration ?? 5) : undefined;
+  const full: GenerationSpec = {
+    ...spec,
+    output,
+    title,
+    model,
+    prompt: body.prompt ?? '',
+    aspectRatio: aspect,
+    resolution,
+    width,
+    height,
+    durationSeconds: duration,
+    imageFormat: output === 'image' ? 'png' : undefined,
+    references: [...(body.reference_image_urls ?? []).map((url) => ({ url })), ...(body.reference_media_ids ?? []).map((mediaId) => ({ mediaId }))],
+    sourceVideo: body.source_video_url ? { url: body.source_video_url } : body.source_video_media_id ? { mediaId: body.source_video_media_id } : undefined,
+    motionVideo: body.motion_video_url ? { url: body.motion_video_url } : body.motion_video_media_id ? { mediaId: body.motion_video_media_id } : undefined,
+    audio: body.audio_url ? { url: body.audio_url } : body.audio_media_id ? { mediaId: body.audio_media_id } : undefined,
+    generateAudio: output === 'video' ? (body.generate_audio ?? true) : false,
+  };
+  return { spec: JSON.parse(JSON.stringify(full)) as GenerationSpec, unitCredits, count };
+}

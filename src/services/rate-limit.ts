@@ -1,0 +1,65 @@
+// Per-organization rate limits, shared by every API process: rate-limiter-flexible's Drizzle
+// store keeps fixed-window counters in PostgreSQL (rate_limits) and counts with one atomic
+// INSERT … ON CONFLICT DO UPDATE … RETURNING per request.
+import { RateLimiterDrizzle, RateLimiterRes } from 'rate-limiter-flexible';
+import { lt } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { rateLimits } from '../db/schema/index.ts';
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  headers: Record<string, string>;
+  retryAfterSeconds: number;
+}
+
+export interface RateLimiter {
+  readonly policy: string;
+  readonly limit: number;
+  readonly windowSeconds: number;
+  consume(orgId: string): Promise<RateLimitDecision>;
+}
+
+export function createRateLimiter(db: Db, policy: string, limit: number, windowSeconds: number): RateLimiter {
+  const limiter = new RateLimiterDrizzle({
+    storeClient: db,
+    schema: rateLimits,
+    keyPrefix: policy,
+    points: limit,
+    duration: windowSeconds,
+    // Expired rows are purged by the maintenance job, not by a timer in every API process.
+    clearExpiredByTimeout: false,
+  } as never);
+
+  const decide = (res: RateLimiterRes, allowed: boolean): RateLimitDecision => {
+    const resetMs = Date.now() + res.msBeforeNext;
+    const secondsLeft = Math.max(0, Math.ceil(res.msBeforeNext / 1000));
+    const remaining = Math.max(0, res.remainingPoints);
+    const headers: Record<string, string> = {
+      RateLimit: `"${policy}";r=${remaining};t=${secondsLeft}`,
+      'RateLimit-Policy': `"${policy}";q=${limit};w=${windowSeconds}`,
+      'X-RateLimit-Limit': String(limit),
+      'X-RateLimit-Remaining': String(remaining),
+      'X-RateLimit-Reset': String(resetMs),
+    };
+    if (!allowed) headers['Retry-After'] = String(Math.max(1, secondsLeft));
+    return { allowed, headers, retryAfterSeconds: Math.max(1, secondsLeft) };
+  };
+
+  return {
+    policy,
+    limit,
+    windowSeconds,
+    async consume(orgId) {
+      try {
+        return decide(await limiter.consume(orgId, 1), true);
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return decide(err, false);
+        throw err;
+      }
+    },
+  };
+}
+
+export async function purgeExpiredRateLimits(db: Db): Promise<void> {
+  await db.delete(rateLimits).where(lt(rateLimits.expire, new Date(Date.now() - 60_000)));
+}
