@@ -1,0 +1,121 @@
+// Bearer tokens on /mcp: OAuth access tokens of our authorization server (bound to the /mcp
+// resource) and workspace API keys. Failures are 401 with the RFC 9728 challenge pointing at the
+// protected-resource metadata; a tool needing a scope the token lacks is a 403 insufficient_scope
+// challenge (RFC 6750 §3.1) naming it.
+import type { AppContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { authenticate, type AuthContext } from '../services/api-keys.ts';
+import { resolveAccessToken, sha256 } from '../services/oauth.ts';
+
+export const MCP_PATH = '/mcp';
+
+/** The absolute URLs of the MCP endpoint and its authorization server, from PUBLIC_BASE_URL. */
+export function mcpUrls(publicBaseUrl: string) {
+  const base = publicBaseUrl.replace(/\/+$/, '');
+  return {
+    base,
+    resource: `${base}${MCP_PATH}`,
+    resourceMetadata: `${base}/.well-known/oauth-protected-resource`,
+    authorizationServerMetadata: `${base}/.well-known/oauth-authorization-server`,
+    issuer: base,
+    authorize: `${base}/oauth/authorize`,
+    token: `${base}/oauth/token`,
+    register: `${base}/oauth/register`,
+    revoke: `${base}/oauth/revoke`,
+    signIn: `${base}/oauth/sign-in`,
+    consent: `${base}/oauth/consent`,
+    docs: `${base}/api/v1/skill.md`,
+  };
+}
+
+/** A refused bearer token: the status, the challenge header and the envelope to send. */
+export class BearerError extends Error {
+  readonly status: 401 | 403;
+  readonly challenge: string;
+  readonly apiError: ApiError;
+  constructor(status: 401 | 403, challenge: string, apiError: ApiError) {
+    super(apiError.message);
+    this.status = status;
+    this.challenge = challenge;
+    this.apiError = apiError;
+  }
+}
+
+// Quoted-string values of a challenge: no quotes, backslashes or control characters.
+const q = (s: string) => `"${s.replace(/["\\\u0000-\u001f\u007f]/g, "'")}"`;
+
+export function unauthorized(resourceMetadata: string, apiError: ApiError, invalidToken: boolean): BearerError {
+  const params = [`resource_metadata=${q(resourceMetadata)}`];
+  if (invalidToken) params.push('error="invalid_token"', `error_description=${q(apiError.message)}`);
+  return new BearerError(401, `Bearer ${params.join(', ')}`, apiError);
+}
+
+export function insufficientScope(resourceMetadata: string, needed: string[], granted: string[], tool: string): BearerError {
+  const scope = [...new Set([...granted, needed[0]])].join(' ');
+  const apiError = new ApiError('forbidden', `The tool ${tool} needs the scope ${needed.join(' or ')}, which this token was not granted`, {
+    scope: needed[0],
+    required_scopes: needed,
+    granted_scopes: granted,
+    tool,
+  });
+  return new BearerError(
+    403,
+    `Bearer error="insufficient_scope", scope=${q(scope)}, resource_metadata=${q(resourceMetadata)}, error_description=${q(apiError.message)}`,
+    apiError,
+  );
+}
+
+// Resolved tokens, reused for MCP_AUTH_CACHE_SECONDS (never past an access token's expiry): a
+// stateless MCP client sends its token with every message, and resolving it is a database round
+// trip that would dominate cheap tool calls. Revocation, expiry of API keys and plan changes
+// therefore take effect on /mcp within that many seconds. Keyed by the token's SHA-256.
+const MAX_CACHED = 10_000;
+const cache = new Map<string, { auth: AuthContext; until: number }>();
+
+function remember(key: string, auth: AuthContext, until: number) {
+  if (cache.size >= MAX_CACHED) {
+    const now = Date.now();
+    for (const [k, v] of cache) if (v.until <= now) cache.delete(k);
+    while (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+  }
+  cache.set(key, { auth, until });
+}
+
+/** The caller of an /mcp request, or a BearerError (401). */
+export async function resolveBearer(ctx: AppContext, header: string | undefined): Promise<AuthContext> {
+  const ttl = ctx.config.oauth.mcpAuthCacheSeconds * 1000;
+  if (ttl <= 0 || header === undefined) return (await resolveUncached(ctx, header)).auth;
+  const key = sha256(header);
+  const hit = cache.get(key);
+  const now = Date.now();
+  if (hit && hit.until > now) return hit.auth;
+  const { auth, expiresAt } = await resolveUncached(ctx, header);
+  remember(key, auth, Math.min(now + ttl, expiresAt?.getTime() ?? Infinity));
+  return auth;
+}
+
+async function resolveUncached(ctx: AppContext, header: string | undefined): Promise<{ auth: AuthContext; expiresAt?: Date }> {
+  const urls = mcpUrls(ctx.config.publicBaseUrl);
+  if (header === undefined || header.trim() === '') {
+    throw unauthorized(
+      urls.resourceMetadata,
+      new ApiError('unauthorized', 'Missing bearer token: connect through the OAuth sign-in flow or send "Authorization: Bearer <API key>"'),
+      false,
+    );
+  }
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  if (!m) throw unauthorized(urls.resourceMetadata, new ApiError('invalid_api_key', 'Malformed Authorization header: expected "Bearer <token>"'), true);
+  const token = m[1];
+  if (token.startsWith('mapi_')) {
+    try {
+      return { auth: await authenticate(ctx.db, header) };
+    } catch (err) {
+      if (err instanceof ApiError) throw unauthorized(urls.resourceMetadata, err, true);
+      throw err;
+    }
+  }
+  const auth = await resolveAccessToken(ctx.db, token, urls.resource);
+  if ('refused' in auth) throw unauthorized(urls.resourceMetadata, new ApiError('invalid_api_key', auth.refused), true);
+  const { expiresAt, ...rest } = auth;
+  return { auth: rest, expiresAt };
+}

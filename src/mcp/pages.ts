@@ -1,0 +1,143 @@
+// The sign-in and consent pages of the OAuth flow: plain server-rendered HTML, no script.
+// Accessible by construction: a language, one h1 per page, every field with a visible <label>,
+// autocomplete hints, errors in a role="alert" region that the invalid fields point at
+// (aria-describedby, aria-invalid) and focus moved to the field to fix (autofocus), a fieldset
+// with a legend for the permissions, real buttons, visible focus, and colours with AA contrast.
+
+export const esc = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const STYLE = `
+:root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; line-height: 1.5; }
+body { margin: 0; background: #f3f4f6; color: #111827; }
+main { max-width: 28rem; margin: 3rem auto; padding: 2rem; background: #fff; border-radius: 12px; box-shadow: 0 1px 3px rgba(0,0,0,.15); }
+h1 { font-size: 1.4rem; line-height: 1.3; margin: 0 0 1rem; }
+p { margin: 0 0 1rem; }
+label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
+input[type=email], input[type=password] { box-sizing: border-box; width: 100%; padding: .6rem .75rem; font: inherit; border: 1px solid #6b7280; border-radius: 6px; }
+input[aria-invalid=true] { border: 2px solid #b91c1c; }
+fieldset { border: 1px solid #d1d5db; border-radius: 8px; margin: 1rem 0; padding: .5rem 1rem 1rem; }
+legend { font-weight: 600; padding: 0 .25rem; }
+.scope { display: flex; gap: .6rem; align-items: flex-start; margin-top: .75rem; }
+.scope input { margin-top: .3rem; width: 1.1rem; height: 1.1rem; }
+.scope label { margin: 0; font-weight: 400; }
+.scope code { font-weight: 600; }
+button { font: inherit; font-weight: 600; padding: .6rem 1.2rem; border-radius: 6px; border: 2px solid #1d4ed8; background: #1d4ed8; color: #fff; cursor: pointer; }
+button.secondary { background: #fff; color: #1d4ed8; }
+button.link { border: none; background: none; color: #1d4ed8; padding: 0; text-decoration: underline; font-weight: 400; }
+.actions { display: flex; gap: .75rem; margin-top: 1.5rem; flex-wrap: wrap; }
+:focus-visible { outline: 3px solid #f59e0b; outline-offset: 2px; }
+.alert { border: 2px solid #b91c1c; background: #fef2f2; color: #7f1d1d; border-radius: 8px; padding: .75rem 1rem; margin: 0 0 1rem; }
+.note { color: #374151; font-size: .92rem; }
+.who { background: #f9fafb; border-radius: 8px; padding: .75rem 1rem; }
+`;
+
+function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)} · Media API</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main aria-labelledby="page-title">
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+const hidden = (name: string, value: string) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`;
+
+export interface ClientView {
+  name: string | null;
+  redirectHost: string;
+}
+
+const clientLabel = (c: ClientView) => (c.name ? `“${esc(c.name)}”` : 'An app');
+
+export function signInPage(opts: { client: ClientView; requestId: string; csrf: string; email?: string; error?: string }): string {
+  const err = opts.error;
+  const invalid = err ? ' aria-invalid="true" aria-describedby="form-error"' : '';
+  const focusEmail = !err || !opts.email;
+  return layout(
+    'Sign in',
+    `<h1 id="page-title">Sign in to connect ${clientLabel(opts.client)}</h1>
+${err ? `<div class="alert" role="alert" id="form-error">${esc(err)}</div>` : ''}
+<p>${clientLabel(opts.client)} wants to connect to your Media API workspace. Sign in with your workspace account; you will choose what it may do on the next page.</p>
+<form method="post" action="/oauth/sign-in" novalidate>
+${hidden('request', opts.requestId)}
+${hidden('csrf', opts.csrf)}
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${esc(opts.email ?? '')}"${invalid}${focusEmail ? ' autofocus' : ''}>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required${invalid}${focusEmail ? '' : ' autofocus'}>
+<div class="actions"><button type="submit">Sign in</button></div>
+</form>
+<p class="note">The app will return to <strong>${esc(opts.client.redirectHost)}</strong>. The app's name is supplied by the app itself.</p>`,
+  );
+}
+
+export interface ScopeView {
+  scope: string;
+  description: string;
+}
+
+export function consentPage(opts: {
+  client: ClientView;
+  requestId: string;
+  csrf: string;
+  memberEmail: string;
+  workspace: string;
+  plan: 'paid' | 'none';
+  scopes: ScopeView[];
+  checked?: string[];
+  error?: string;
+}): string {
+  const checked = new Set(opts.checked ?? opts.scopes.map((s) => s.scope));
+  const err = opts.error;
+  const items = opts.scopes
+    .map((s, i) => {
+      const id = `scope-${i}`;
+      return `<div class="scope"><input type="checkbox" id="${id}" name="scope" value="${esc(s.scope)}"${checked.has(s.scope) ? ' checked' : ''}${err ? ' aria-describedby="form-error"' : ''}${err && i === 0 ? ' autofocus' : ''}>
+<label for="${id}"><code>${esc(s.scope)}</code>: ${esc(s.description)}</label></div>`;
+    })
+    .join('\n');
+  return layout(
+    'Allow access',
+    `<h1 id="page-title">Allow ${clientLabel(opts.client)} to access ${esc(opts.workspace)}?</h1>
+${err ? `<div class="alert" role="alert" id="form-error">${esc(err)}</div>` : ''}
+<p class="who">Signed in as <strong>${esc(opts.memberEmail)}</strong>, workspace <strong>${esc(opts.workspace)}</strong>.</p>
+${opts.plan === 'paid' ? '' : '<p class="alert">This workspace has no active paid plan: the app can connect, but paid tools will answer payment_required until the workspace subscribes.</p>'}
+<form method="post" action="/oauth/consent">
+${hidden('request', opts.requestId)}
+${hidden('csrf', opts.csrf)}
+<fieldset>
+<legend>Permissions requested</legend>
+${items}
+</fieldset>
+<p class="note">Allowing sends you back to <strong>${esc(opts.client.redirectHost)}</strong>. The app acts on this workspace with the permissions you leave checked; paid tools spend the workspace's credits.</p>
+<div class="actions">
+<button type="submit" name="decision" value="approve"${err ? '' : ' autofocus'}>Allow access</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</div>
+</form>
+<form method="post" action="/oauth/sign-out">
+${hidden('request', opts.requestId)}
+${hidden('csrf', opts.csrf)}
+<p class="note">Not ${esc(opts.memberEmail)}? <button type="submit" class="link">Sign in with another account</button></p>
+</form>`,
+  );
+}
+
+export function errorPage(title: string, message: string): string {
+  return layout(
+    title,
+    `<h1 id="page-title">${esc(title)}</h1>
+<div class="alert" role="alert">${esc(message)}</div>
+<p>Return to the app you were connecting and start the connection again.</p>`,
+  );
+}

@@ -1,0 +1,152 @@
+// The MCP tool table (generated/mcp-tools.json, derived from the spec by `npm run generate`) and
+// the one way a tool call runs: a REST-derived tool becomes an OperationCall for the operation
+// executor (arguments split back into path, query, header and body by the table's routes); an
+// MCP-only tool goes to its handler through the same steps. ApiErrors become tool results with
+// `isError: true` and the envelope as structured content, never protocol errors.
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import toolsJson from '../../generated/mcp-tools.json' with { type: 'json' };
+import type { Logger } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { operationsById, type Executor, type OperationCall } from '../operations/executor.ts';
+import type { McpOnlyExecutor } from '../operations/mcp-tools.ts';
+import type { Reply } from '../operations/types.ts';
+import type { AuthContext } from '../services/api-keys.ts';
+
+export interface McpToolRow {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Tool['inputSchema'];
+  outputSchema?: Tool['outputSchema'];
+  annotations: NonNullable<Tool['annotations']>;
+  operationId: string | null;
+  fixed: Record<string, unknown>;
+  scopes: string[];
+  requiresPaidPlan: boolean;
+  routes: Record<string, string>;
+}
+
+export const MCP_TOOLS: McpToolRow[] = (toolsJson as unknown as { tools: McpToolRow[] }).tools;
+export const TOOLS_BY_NAME = new Map(MCP_TOOLS.map((t) => [t.name, t]));
+
+/** What tools/list answers: the same objects every time. */
+export const LISTED_TOOLS: Tool[] = MCP_TOOLS.map((t) => ({
+  name: t.name,
+  title: t.title,
+  description: t.description,
+  inputSchema: t.inputSchema,
+  ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+  annotations: t.annotations,
+}));
+
+/** Whether `scopes` may call the tool (any one of its scopes; none needed for public tools). */
+export const toolAllowed = (tool: McpToolRow, scopes: string[]) => tool.scopes.length === 0 || tool.scopes.some((s) => scopes.includes(s));
+
+/** Tool arguments → the REST operation's path, query, headers and body. */
+export function toOperationCall(tool: McpToolRow, args: Record<string, unknown>, auth: AuthContext): OperationCall {
+  const op = operationsById.get(tool.operationId!);
+  if (!op) throw new Error(`MCP tool ${tool.name} names unknown operation ${tool.operationId}`);
+  const path: Record<string, unknown> = {};
+  const query: Record<string, unknown> = {};
+  const headers: Record<string, unknown> = {};
+  let body: Record<string, unknown> | undefined;
+  let whole: unknown;
+  for (const [k, v] of Object.entries({ ...args, ...tool.fixed })) {
+    if (v === undefined) continue;
+    const route = tool.routes[k];
+    if (route === 'path') path[k] = v;
+    else if (route === 'query') query[k] = v;
+    else if (route === 'body') (body ??= {})[k] = v;
+    else if (route === 'body:whole') whole = v;
+    else if (route?.startsWith('header:')) headers[route.slice('header:'.length).toLowerCase()] = v;
+    // Unknown arguments are refused as unknown fields, as REST refuses them.
+    else if (op.requestBody) (body ??= {})[k] = v;
+    else query[k] = v;
+  }
+  const hasBody = op.requestBody !== null;
+  return {
+    operationId: op.operationId,
+    authorization: undefined,
+    auth,
+    path,
+    query,
+    headers,
+    body: hasBody ? (whole ?? body ?? {}) : undefined,
+    contentType: hasBody ? 'application/json' : undefined,
+  };
+}
+
+// Pre-serialised JSON replies (the catalog) are parsed once per distinct string.
+let lastRaw: string | undefined;
+let lastParsed: unknown;
+
+function replyBody(out: Reply): unknown {
+  if (!out.raw) return out.body;
+  const text = Buffer.isBuffer(out.body) ? out.body.toString('utf8') : String(out.body);
+  if (!/json/.test(out.contentType)) return text;
+  if (text !== lastRaw) {
+    lastParsed = JSON.parse(text);
+    lastRaw = text;
+  }
+  return lastParsed;
+}
+
+const SUMMARY_FIELDS = ['id', 'status', 'url', 'credits_deducted', 'remaining_credits', 'credits', 'plan', 'idempotent_replay'];
+
+/** A short text for clients that show text only: kind, id, status, counts, credits, URL. */
+export function summarize(tool: string, body: unknown): string {
+  if (body === null || typeof body !== 'object') return `${tool}: ${String(body).slice(0, 500)}`;
+  const b = body as Record<string, unknown>;
+  const parts: string[] = [];
+  if (typeof b.object === 'string') parts.push(b.object);
+  for (const k of SUMMARY_FIELDS) {
+    const v = b[k];
+    if (v !== undefined && v !== null && typeof v !== 'object') parts.push(`${k} ${String(v).slice(0, 300)}`);
+  }
+  for (const [k, v] of Object.entries(b)) {
+    if (!Array.isArray(v)) continue;
+    const ids = v
+      .slice(0, 5)
+      .map((x) => (x && typeof x === 'object' ? ((x as Record<string, unknown>).id ?? (x as Record<string, unknown>).slug) : undefined))
+      .filter((x) => x !== undefined);
+    parts.push(`${v.length} ${k}${ids.length ? ` (${ids.join(', ')}${v.length > ids.length ? ', …' : ''})` : ''}`);
+  }
+  return `${tool}: ${parts.join('; ') || 'done'}. Full result in structuredContent.`;
+}
+
+export function successResult(tool: McpToolRow, body: unknown): CallToolResult {
+  const text = summarize(tool.name, body);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { content: [{ type: 'text', text }] };
+  return { content: [{ type: 'text', text }], structuredContent: body as Record<string, unknown> };
+}
+
+export function errorResult(err: ApiError): CallToolResult {
+  const envelope = err.toJSON();
+  const e = envelope.error;
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `Error ${e.code}${e.retryable ? ' (retryable)' : ''}: ${e.message}` }],
+    structuredContent: envelope as unknown as Record<string, unknown>,
+  };
+}
+
+export interface ToolDeps {
+  executor: Executor;
+  mcpOnly: McpOnlyExecutor;
+  log: Logger;
+}
+
+/** Runs one tool call; never throws for ApiErrors (they are results). */
+export async function runTool(deps: ToolDeps, tool: McpToolRow, args: Record<string, unknown>, auth: AuthContext): Promise<CallToolResult> {
+  try {
+    if (tool.operationId) {
+      const out = await deps.executor.execute(toOperationCall(tool, args, auth));
+      return successResult(tool, replyBody(out));
+    }
+    return successResult(tool, await deps.mcpOnly.execute(tool.name, args, auth));
+  } catch (err) {
+    if (err instanceof ApiError) return errorResult(err);
+    deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, tool: tool.name }, 'unhandled error in MCP tool');
+    return errorResult(new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key'));
+  }
+}
