@@ -291,7 +291,7 @@ export interface paths {
         head?: never;
         /**
          * Apply edit operations
-         * @description Applies 1 to 100 structured edit operations, in order, to one editor video, atomically: if any operation fails (unknown item or track, time out of range, wrong item type) nothing changes and the 400/404 names the operation index and field (`context.operation_index`, `context.errors`). 19 operation types: set_title, remove_item, set_item_timing, set_item_source, set_item_audio, set_audio_levels, set_item_animation, apply_item_transition, split_item, set_item_transform, move_item_to_track, set_item_layer_order, add_text, update_text, add_captions, update_captions, add_sound_effect, add_voiceover, generate_captions_from_items. Item and track ids come from GET /editor/videos/{id}; times are in seconds on the project timeline. Edits to one project are serialized and each successful call increments `version` by 1; pass `expected_version` to refuse the edit (400, `context.current_version`) when the project changed since you read it. `instructions` (the user's request in words) is stored in the edit history. Free, except that add_voiceover synthesizes speech.
+         * @description Applies 1 to 100 structured edit operations, in order, to one editor video, atomically: if any operation fails (unknown item or track, time out of range, wrong item type) nothing changes and the 400/404 names the operation index and field (`context.operation_index`, `context.errors`). 19 operation types: set_title, remove_item, set_item_timing, set_item_source, set_item_audio, set_audio_levels, set_item_animation, apply_item_transition, split_item, set_item_transform, move_item_to_track, set_item_layer_order, add_text, update_text, add_captions, update_captions, add_sound_effect, add_voiceover, generate_captions_from_items. Item and track ids come from GET /editor/videos/{id}; times are in seconds on the project timeline. Edits to one project are serialized and each successful call increments `version` by 1; pass `expected_version` to refuse the edit (400, `context.current_version`) when the project changed since you read it. `instructions` (the user's request in words) is stored in the edit history. Free (add_voiceover synthesizes speech on the server at no charge).
          */
         patch: operations["applyEditorEdits"];
         trace?: never;
@@ -343,6 +343,63 @@ export interface paths {
          * @description Places one media file on an editor video's timeline: either existing library media by `media_id` (from GET /editor/media or POST /editor/media) or a direct public HTTPS `url` (fetched by the server and stored in the library; give `media_type`). Exactly one of `media_id` and `url`. `from_seconds` places it (default 0), `duration_seconds` is its length on the timeline (default: the media's duration, 5 s for images), `fit` scales visuals (default cover), `audio_role` labels audio (music for background music). Without `track_id` the item is packed onto the first compatible track whose timeline has room, else onto a new track. Free. Returns the new item, its track and the new `version`.
          */
         post: operations["addEditorMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/editor/videos/{id}/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
+                 * @example 1042
+                 */
+                id: components["parameters"]["EditorVideoId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export an editor video to MP4
+         * @description Queues a render of the editor video's current version to an H.264/AAC MP4 at the project's width, height and frame rate: every video and image item scaled by its `fit` and placed by its transform and layer, trims, speeds, animations and transitions, text and captions burned in (word-by-word highlight for word-timed captions) and the audio mixed with each item's volume and fades. Free. The export renders the project as it is now; later edits do not change it. Poll GET /editor/videos/{id}/exports/{export_id} every few seconds until `completed` (then `url` is a signed, expiring link to the MP4) or `failed`. A project without items answers 400.
+         */
+        post: operations["exportEditorVideo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/editor/videos/{id}/exports/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
+                 * @example 1042
+                 */
+                id: components["parameters"]["EditorVideoId"];
+                /**
+                 * @description Export id (`id` from POST /editor/videos/{id}/exports).
+                 * @example 9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a
+                 */
+                export_id: components["parameters"]["EditorExportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an export's status
+         * @description Returns one export of an editor video: `status` (queued, rendering, completed, failed), `progress` in percent and, once completed, the signed, expiring `url` of the MP4 (fetch the export again for a fresh URL). Free. Poll every few seconds; a failed export carries a structured `error`. Another workspace's ids answer 404.
+         */
+        get: operations["getEditorVideoExport"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -402,7 +459,7 @@ export interface components {
              * @description not_found only; the kind of resource that was not found.
              * @enum {string}
              */
-            resource?: "generation" | "slideshow" | "video" | "editor_video" | "editor_media" | "editor_item" | "editor_track" | "brand_kit" | "avatar" | "voice" | "reference_inspiration" | "template" | "preset" | "model" | "variant" | "sound_effect";
+            resource?: "generation" | "slideshow" | "video" | "editor_video" | "editor_media" | "editor_item" | "editor_track" | "brand_kit" | "avatar" | "voice" | "reference_inspiration" | "template" | "preset" | "model" | "variant" | "sound_effect" | "editor_export";
             /**
              * Format: int32
              * @description Editor edits only; the 0-based index of the failing operation.
@@ -817,6 +874,13 @@ export interface components {
             /** @constant */
             object: "generation";
             type: components["schemas"]["GenerationType"];
+            /**
+             * Format: int32
+             * @description Percent of the work done (0–100); 100 once completed. Beyond the seed, for progress display.
+             */
+            progress: number;
+            /** @description Facts of the output file once completed (probed from the real file), else null. */
+            output: components["schemas"]["GenerationOutput"] | null;
             status: components["schemas"]["GenerationStatus"];
             /**
              * Format: uri
@@ -829,6 +893,19 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        /** @description The output file of a completed generation. */
+        GenerationOutput: {
+            /** @enum {string} */
+            content_type: "image/png" | "image/jpeg" | "image/webp" | "video/mp4";
+            /** Format: int32 */
+            width: number | null;
+            /** Format: int32 */
+            height: number | null;
+            /** @description Video duration in seconds; null for images. */
+            duration_seconds: number | null;
+            /** Format: int64 */
+            size_bytes: number;
         };
         /** @description Body of POST /slideshows. */
         CreateSlideshowRequest: {
@@ -1243,7 +1320,7 @@ export interface components {
         TrackId: string;
         /** @description #RRGGBB or #RRGGBBAA (alpha last). */
         Color: string;
-        /** @description An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds). direction applies to slide, swipe and float (where the motion goes), default up. */
+        /** @description An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. direction applies to slide, swipe and float (the direction of the motion; default up). enter and exit together may not be longer than the item. */
         Animation: {
             type: components["schemas"]["AnimationType"];
             /** @default 0.5 */
@@ -1269,7 +1346,7 @@ export interface components {
             height: number;
             opacity: number;
         };
-        /** @description Style of a text or captions item; every field is optional and merges into the current style (defaults: Inter 64 px weight 700, #FFFFFF, centered, no background, no stroke). font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (left edge for align left, center for center, right edge for right). When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text. */
+        /** @description Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text. */
         TextStyle: {
             /** @description A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue. */
             font_family?: string;
@@ -1288,7 +1365,7 @@ export interface components {
             /** @enum {string} */
             text_transform?: "none" | "uppercase" | "lowercase" | "capitalize";
         };
-        /** @description Speech synthesis settings of add_voiceover. */
+        /** @description Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top). */
         VoiceSettings: {
             /**
              * @description Speaking rate multiplier (1 is normal).
@@ -1378,7 +1455,7 @@ export interface components {
             style: components["schemas"]["TextStyle"] | null;
             /**
              * Format: int32
-             * @description Z-order in the frame; higher is in front.
+             * @description Z-order in the frame; higher is in front (ties: the track with the higher order, then the later start, is in front). New text and captions go to a front layer (10 or above); media start at 0.
              */
             layer: number;
         };
@@ -1510,7 +1587,7 @@ export interface components {
             filename: string;
             /** @description Declared MIME type; must match the bytes (detected when omitted). */
             content_type?: string;
-            /** @description Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. */
+            /** @description Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400. */
             data: string;
         };
         /** @description JSON body of POST /editor/media. */
@@ -1596,6 +1673,65 @@ export interface components {
              * @description The project's new version.
              */
             version: number;
+        };
+        /** @description Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best). */
+        CreateEditorExportRequest: {
+            /**
+             * @default standard
+             * @enum {string}
+             */
+            quality: "draft" | "standard" | "high";
+        };
+        /** @description A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set). url is a signed, expiring link, present only when completed. */
+        EditorExport: {
+            /** @constant */
+            object: "editor_export";
+            /**
+             * Format: uuid
+             * @description Passed as export_id.
+             */
+            id: string;
+            /** Format: int64 */
+            video_id: number;
+            /**
+             * Format: int64
+             * @description The project version this export renders.
+             */
+            version: number;
+            /** @enum {string} */
+            status: "queued" | "rendering" | "completed" | "failed";
+            /**
+             * Format: int32
+             * @description Percent done, 0 to 100 (100 when completed).
+             */
+            progress: number;
+            /** @enum {string} */
+            quality: "draft" | "standard" | "high";
+            /** Format: int32 */
+            width: number;
+            /** Format: int32 */
+            height: number;
+            fps: number;
+            /** @description Length of the MP4 (the end of the project's last item). */
+            duration_seconds: number;
+            /**
+             * Format: uri
+             * @description Signed, expiring URL of the MP4 (video/mp4); only when completed, else null.
+             */
+            url: string | null;
+            /**
+             * Format: int64
+             * @description Size of the MP4 once completed, else null.
+             */
+            size_bytes: number | null;
+            /** @description Structured failure details when status is failed, else null. */
+            error: components["schemas"]["FailureDetail"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
         };
         /** @description Body of PATCH /editor/videos/{id} (and its deprecated POST alias). */
         ApplyEditorEditsRequest: {
@@ -2410,6 +2546,11 @@ export interface components {
          * @example 1042
          */
         EditorVideoId: number;
+        /**
+         * @description Export id (`id` from POST /editor/videos/{id}/exports).
+         * @example 9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a
+         */
+        EditorExportId: string;
         /** @description Page size, 1 to 100. */
         ListLimit: number;
         /**
@@ -2632,7 +2773,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getGeneration: {
@@ -2672,7 +2812,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     createSlideshow: {
@@ -2846,7 +2985,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listReferenceInspirations: {
@@ -2985,7 +3123,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     createEditorVideo: {
@@ -3024,7 +3161,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getEditorVideo: {
@@ -3064,7 +3200,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     applyEditorEdits: {
@@ -3092,7 +3227,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     applyEditorEditsViaPost: {
@@ -3120,7 +3254,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     addEditorMedia: {
@@ -3166,7 +3299,95 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
+        };
+    };
+    exportEditorVideo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
+                 * @example 1042
+                 */
+                id: components["parameters"]["EditorVideoId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateEditorExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The export was queued. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getEditorVideoExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
+                 * @example 1042
+                 */
+                id: components["parameters"]["EditorVideoId"];
+                /**
+                 * @description Export id (`id` from POST /editor/videos/{id}/exports).
+                 * @example 9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a
+                 */
+                export_id: components["parameters"]["EditorExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
         };
     };
     listEditorMedia: {
@@ -3211,7 +3432,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     uploadEditorMedia: {
@@ -3252,7 +3472,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
 }

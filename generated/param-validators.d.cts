@@ -46,7 +46,6 @@ declare const validators: {
   "createGeneration__415__headers": ValidateFunction;
   "createGeneration__429__headers": ValidateFunction;
   "createGeneration__500__headers": ValidateFunction;
-  "createGeneration__501__headers": ValidateFunction;
   "getGeneration__path": ValidateFunction;
   "getGeneration__query": ValidateFunction;
   "getGeneration__header": ValidateFunction;
@@ -58,7 +57,6 @@ declare const validators: {
   "getGeneration__404__headers": ValidateFunction;
   "getGeneration__429__headers": ValidateFunction;
   "getGeneration__500__headers": ValidateFunction;
-  "getGeneration__501__headers": ValidateFunction;
   "createSlideshow__path": ValidateFunction;
   "createSlideshow__query": ValidateFunction;
   "createSlideshow__header": ValidateFunction;
@@ -112,7 +110,6 @@ declare const validators: {
   "getVideo__404__headers": ValidateFunction;
   "getVideo__429__headers": ValidateFunction;
   "getVideo__500__headers": ValidateFunction;
-  "getVideo__501__headers": ValidateFunction;
   "listReferenceInspirations__path": ValidateFunction;
   "listReferenceInspirations__query": ValidateFunction;
   "listReferenceInspirations__header": ValidateFunction;
@@ -148,7 +145,6 @@ declare const validators: {
   "listEditorVideos__403__headers": ValidateFunction;
   "listEditorVideos__429__headers": ValidateFunction;
   "listEditorVideos__500__headers": ValidateFunction;
-  "listEditorVideos__501__headers": ValidateFunction;
   "createEditorVideo__path": ValidateFunction;
   "createEditorVideo__query": ValidateFunction;
   "createEditorVideo__header": ValidateFunction;
@@ -161,7 +157,6 @@ declare const validators: {
   "createEditorVideo__415__headers": ValidateFunction;
   "createEditorVideo__429__headers": ValidateFunction;
   "createEditorVideo__500__headers": ValidateFunction;
-  "createEditorVideo__501__headers": ValidateFunction;
   "getEditorVideo__path": ValidateFunction;
   "getEditorVideo__query": ValidateFunction;
   "getEditorVideo__header": ValidateFunction;
@@ -173,7 +168,6 @@ declare const validators: {
   "getEditorVideo__404__headers": ValidateFunction;
   "getEditorVideo__429__headers": ValidateFunction;
   "getEditorVideo__500__headers": ValidateFunction;
-  "getEditorVideo__501__headers": ValidateFunction;
   "applyEditorEdits__path": ValidateFunction;
   "applyEditorEdits__query": ValidateFunction;
   "applyEditorEdits__header": ValidateFunction;
@@ -187,7 +181,6 @@ declare const validators: {
   "applyEditorEdits__415__headers": ValidateFunction;
   "applyEditorEdits__429__headers": ValidateFunction;
   "applyEditorEdits__500__headers": ValidateFunction;
-  "applyEditorEdits__501__headers": ValidateFunction;
   "applyEditorEditsViaPost__path": ValidateFunction;
   "applyEditorEditsViaPost__query": ValidateFunction;
   "applyEditorEditsViaPost__header": ValidateFunction;
@@ -201,7 +194,6 @@ declare const validators: {
   "applyEditorEditsViaPost__415__headers": ValidateFunction;
   "applyEditorEditsViaPost__429__headers": ValidateFunction;
   "applyEditorEditsViaPost__500__headers": ValidateFunction;
-  "applyEditorEditsViaPost__501__headers": ValidateFunction;
   "addEditorMedia__path": ValidateFunction;
   "addEditorMedia__query": ValidateFunction;
   "addEditorMedia__header": ValidateFunction;
@@ -215,7 +207,30 @@ declare const validators: {
   "addEditorMedia__415__headers": ValidateFunction;
   "addEditorMedia__429__headers": ValidateFunction;
   "addEditorMedia__500__headers": ValidateFunction;
-  "addEditorMedia__501__headers": ValidateFunction;
+  "exportEditorVideo__path": ValidateFunction;
+  "exportEditorVideo__query": ValidateFunction;
+  "exportEditorVideo__header": ValidateFunction;
+  "exportEditorVideo__200__headers": ValidateFunction;
+  "exportEditorVideo__400__headers": ValidateFunction;
+  "exportEditorVideo__401__headers": ValidateFunction;
+  "exportEditorVideo__402__headers": ValidateFunction;
+  "exportEditorVideo__403__headers": ValidateFunction;
+  "exportEditorVideo__404__headers": ValidateFunction;
+  "exportEditorVideo__413__headers": ValidateFunction;
+  "exportEditorVideo__415__headers": ValidateFunction;
+  "exportEditorVideo__429__headers": ValidateFunction;
+  "exportEditorVideo__500__headers": ValidateFunction;
+  "getEditorVideoExport__path": ValidateFunction;
+  "getEditorVideoExport__query": ValidateFunction;
+  "getEditorVideoExport__header": ValidateFunction;
+  "getEditorVideoExport__200__headers": ValidateFunction;
+  "getEditorVideoExport__400__headers": ValidateFunction;
+  "getEditorVideoExport__401__headers": ValidateFunction;
+  "getEditorVideoExport__402__headers": ValidateFunction;
+  "getEditorVideoExport__403__headers": ValidateFunction;
+  "getEditorVideoExport__404__headers": ValidateFunction;
+  "getEditorVideoExport__429__headers": ValidateFunction;
+  "getEditorVideoExport__500__headers": ValidateFunction;
   "listEditorMedia__path": ValidateFunction;
   "listEditorMedia__query": ValidateFunction;
   "listEditorMedia__header": ValidateFunction;
@@ -226,7 +241,6 @@ declare const validators: {
   "listEditorMedia__403__headers": ValidateFunction;
   "listEditorMedia__429__headers": ValidateFunction;
   "listEditorMedia__500__headers": ValidateFunction;
-  "listEditorMedia__501__headers": ValidateFunction;
   "uploadEditorMedia__path": ValidateFunction;
   "uploadEditorMedia__query": ValidateFunction;
   "uploadEditorMedia__header": ValidateFunction;
@@ -240,6 +254,5 @@ declare const validators: {
   "uploadEditorMedia__415__headers": ValidateFunction;
   "uploadEditorMedia__429__headers": ValidateFunction;
   "uploadEditorMedia__500__headers": ValidateFunction;
-  "uploadEditorMedia__501__headers": ValidateFunction;
 };
 export = validators;

@@ -4275,7 +4275,7 @@ return errors === 0;
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema62 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
-const schema64 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds). direction applies to slide, swipe and float (where the motion goes), default up.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
+const schema64 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. direction applies to slide, swipe and float (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
 const schema65 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap"]};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5713,7 +5713,7 @@ return errors === 0;
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema78 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema79 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (defaults: Inter 64 px weight 700, #FFFFFF, centered, no background, no stroke). font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (left edge for align left, center for center, right edge for right). When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
+const schema79 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
 const schema80 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
 const pattern60 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
 const pattern61 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
@@ -7481,7 +7481,7 @@ return errors === 0;
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema91 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
-const schema92 = {"type":"object","description":"Speech synthesis settings of add_voiceover.","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
+const schema92 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9463,17 +9463,86 @@ return errors === 0;
 }
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia = validate92;
-const schema106 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request/uploadEditorMedia"};
-const schema107 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the upload to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
-const schema109 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded.","minLength":4,"maxLength":35000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
-const pattern84 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
-const schema110 = {"type":"object","description":"Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+exports.exportEditorVideo = validate92;
+const schema106 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request/exportEditorVideo"};
+const schema107 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request/exportEditorVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate92.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.quality === undefined){
+data.quality = "standard";
+}
+for(const key0 in data){
+if(!(key0 === "quality")){
+const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+let data0 = data.quality;
+if(typeof data0 !== "string"){
+const err1 = {instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(((data0 === "draft") || (data0 === "standard")) || (data0 === "high"))){
+const err2 = {instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema107.properties.quality.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate92.errors = vErrors;
+return errors === 0;
+}
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMedia = validate93;
+const schema108 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request/uploadEditorMedia"};
+const schema109 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the upload to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+const schema111 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
+const pattern84 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
+const pattern85 = new RegExp("^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+const schema112 = {"type":"object","description":"Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9667,16 +9736,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9960,8 +10029,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern40.test(data7)){
-const err24 = {instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/pattern",keyword:"pattern",params:{pattern: "^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"},message:"must match pattern \""+"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"+"\""};
+if(!pattern85.test(data7)){
+const err24 = {instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9995,8 +10064,8 @@ errors++;
 }
 }
 if(data.placement !== undefined){
-if(!(validate94(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate95(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
@@ -10011,41 +10080,41 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/uploadEditorMedia" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate93(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
 errors = vErrors.length;
 }
-validate92.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate97;
-const schema114 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request/mcp__get_workspace"};
-const schema115 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
+exports.mcp__get_workspace = validate98;
+const schema116 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request/mcp__get_workspace"};
+const schema117 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10074,20 +10143,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate98;
-const schema116 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request/mcp__list_social_accounts"};
-const schema117 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
-const schema118 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate99;
+const schema118 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request/mcp__list_social_accounts"};
+const schema119 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
+const schema120 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10120,7 +10189,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((((((((data0 === "instagram") || (data0 === "tiktok")) || (data0 === "x")) || (data0 === "linkedin")) || (data0 === "threads")) || (data0 === "youtube")) || (data0 === "pinterest")) || (data0 === "facebook"))){
-const err2 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema118.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema120.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10141,42 +10210,42 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate99(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate100(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
-validate98.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate101;
-const schema119 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
-const schema120 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema121 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
+exports.mcp__publish_media_to_social = validate102;
+const schema121 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
+const schema122 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema123 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
 const pattern90 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10437,7 +10506,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data7 === "feed") || (data7 === "reel")) || (data7 === "story"))){
-const err21 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema121.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema123.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10488,7 +10557,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data9 === "feed") || (data9 === "reel")) || (data9 === "story"))){
-const err25 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema121.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema123.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10542,7 +10611,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!(((data11 === "public") || (data11 === "friends")) || (data11 === "private"))){
-const err29 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema121.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema123.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10638,7 +10707,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((data15 === "public") || (data15 === "unlisted")) || (data15 === "private"))){
-const err37 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema121.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema123.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10869,41 +10938,41 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate102(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
 errors = vErrors.length;
 }
-validate101.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate104;
-const schema122 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
-const schema123 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+exports.mcp__recommend_voice = validate105;
+const schema124 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
+const schema125 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11105,21 +11174,21 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate105;
-const schema124 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
-const schema125 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+exports.mcp__list_editor_sound_effects = validate106;
+const schema126 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
+const schema127 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
 const pattern98 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11266,19 +11335,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate105.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate106;
-const schema126 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
-const schema127 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+exports.mcp__upload_editor_media_from_url = validate107;
+const schema128 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
+const schema129 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11470,8 +11539,8 @@ vErrors.push(err15);
 errors++;
 }
 if(data.placement !== undefined){
-if(!(validate94(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate95(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
@@ -11486,29 +11555,29 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate108(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
 errors = vErrors.length;
 }
-validate106.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -9,6 +9,7 @@ declare const validators: {
   "applyEditorEdits": ValidateFunction;
   "applyEditorEditsViaPost": ValidateFunction;
   "addEditorMedia": ValidateFunction;
+  "exportEditorVideo": ValidateFunction;
   "uploadEditorMedia": ValidateFunction;
   "mcp__get_workspace": ValidateFunction;
   "mcp__list_social_accounts": ValidateFunction;

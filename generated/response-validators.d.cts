@@ -31,7 +31,6 @@ declare const validators: {
   "createGeneration__415": ValidateFunction;
   "createGeneration__429": ValidateFunction;
   "createGeneration__500": ValidateFunction;
-  "createGeneration__501": ValidateFunction;
   "getGeneration__200": ValidateFunction;
   "getGeneration__400": ValidateFunction;
   "getGeneration__401": ValidateFunction;
@@ -40,7 +39,6 @@ declare const validators: {
   "getGeneration__404": ValidateFunction;
   "getGeneration__429": ValidateFunction;
   "getGeneration__500": ValidateFunction;
-  "getGeneration__501": ValidateFunction;
   "createSlideshow__200": ValidateFunction;
   "createSlideshow__400": ValidateFunction;
   "createSlideshow__401": ValidateFunction;
@@ -82,7 +80,6 @@ declare const validators: {
   "getVideo__404": ValidateFunction;
   "getVideo__429": ValidateFunction;
   "getVideo__500": ValidateFunction;
-  "getVideo__501": ValidateFunction;
   "listReferenceInspirations__200": ValidateFunction;
   "listReferenceInspirations__400": ValidateFunction;
   "listReferenceInspirations__401": ValidateFunction;
@@ -109,7 +106,6 @@ declare const validators: {
   "listEditorVideos__403": ValidateFunction;
   "listEditorVideos__429": ValidateFunction;
   "listEditorVideos__500": ValidateFunction;
-  "listEditorVideos__501": ValidateFunction;
   "createEditorVideo__200": ValidateFunction;
   "createEditorVideo__400": ValidateFunction;
   "createEditorVideo__401": ValidateFunction;
@@ -119,7 +115,6 @@ declare const validators: {
   "createEditorVideo__415": ValidateFunction;
   "createEditorVideo__429": ValidateFunction;
   "createEditorVideo__500": ValidateFunction;
-  "createEditorVideo__501": ValidateFunction;
   "getEditorVideo__200": ValidateFunction;
   "getEditorVideo__400": ValidateFunction;
   "getEditorVideo__401": ValidateFunction;
@@ -128,7 +123,6 @@ declare const validators: {
   "getEditorVideo__404": ValidateFunction;
   "getEditorVideo__429": ValidateFunction;
   "getEditorVideo__500": ValidateFunction;
-  "getEditorVideo__501": ValidateFunction;
   "applyEditorEdits__200": ValidateFunction;
   "applyEditorEdits__400": ValidateFunction;
   "applyEditorEdits__401": ValidateFunction;
@@ -139,7 +133,6 @@ declare const validators: {
   "applyEditorEdits__415": ValidateFunction;
   "applyEditorEdits__429": ValidateFunction;
   "applyEditorEdits__500": ValidateFunction;
-  "applyEditorEdits__501": ValidateFunction;
   "applyEditorEditsViaPost__200": ValidateFunction;
   "applyEditorEditsViaPost__400": ValidateFunction;
   "applyEditorEditsViaPost__401": ValidateFunction;
@@ -150,7 +143,6 @@ declare const validators: {
   "applyEditorEditsViaPost__415": ValidateFunction;
   "applyEditorEditsViaPost__429": ValidateFunction;
   "applyEditorEditsViaPost__500": ValidateFunction;
-  "applyEditorEditsViaPost__501": ValidateFunction;
   "addEditorMedia__200": ValidateFunction;
   "addEditorMedia__400": ValidateFunction;
   "addEditorMedia__401": ValidateFunction;
@@ -161,7 +153,24 @@ declare const validators: {
   "addEditorMedia__415": ValidateFunction;
   "addEditorMedia__429": ValidateFunction;
   "addEditorMedia__500": ValidateFunction;
-  "addEditorMedia__501": ValidateFunction;
+  "exportEditorVideo__200": ValidateFunction;
+  "exportEditorVideo__400": ValidateFunction;
+  "exportEditorVideo__401": ValidateFunction;
+  "exportEditorVideo__402": ValidateFunction;
+  "exportEditorVideo__403": ValidateFunction;
+  "exportEditorVideo__404": ValidateFunction;
+  "exportEditorVideo__413": ValidateFunction;
+  "exportEditorVideo__415": ValidateFunction;
+  "exportEditorVideo__429": ValidateFunction;
+  "exportEditorVideo__500": ValidateFunction;
+  "getEditorVideoExport__200": ValidateFunction;
+  "getEditorVideoExport__400": ValidateFunction;
+  "getEditorVideoExport__401": ValidateFunction;
+  "getEditorVideoExport__402": ValidateFunction;
+  "getEditorVideoExport__403": ValidateFunction;
+  "getEditorVideoExport__404": ValidateFunction;
+  "getEditorVideoExport__429": ValidateFunction;
+  "getEditorVideoExport__500": ValidateFunction;
   "listEditorMedia__200": ValidateFunction;
   "listEditorMedia__400": ValidateFunction;
   "listEditorMedia__401": ValidateFunction;
@@ -169,7 +178,6 @@ declare const validators: {
   "listEditorMedia__403": ValidateFunction;
   "listEditorMedia__429": ValidateFunction;
   "listEditorMedia__500": ValidateFunction;
-  "listEditorMedia__501": ValidateFunction;
   "uploadEditorMedia__200": ValidateFunction;
   "uploadEditorMedia__400": ValidateFunction;
   "uploadEditorMedia__401": ValidateFunction;
@@ -180,7 +188,6 @@ declare const validators: {
   "uploadEditorMedia__415": ValidateFunction;
   "uploadEditorMedia__429": ValidateFunction;
   "uploadEditorMedia__500": ValidateFunction;
-  "uploadEditorMedia__501": ValidateFunction;
   "Error": ValidateFunction;
   "mcp__get_workspace": ValidateFunction;
   "mcp__list_social_accounts": ValidateFunction;

@@ -6,6 +6,7 @@
 //   param-validators.cjs    AJV standalone validators for path/query/header parameters
 //   response-validators.cjs AJV standalone validators for every declared response
 //   skill.md                agent instructions derived from the spec
+//   mcp-tools.json          the MCP tool table: names, self-contained schemas, annotations, routing
 // Usage: node scripts/generate.ts [--out DIR] [--check]
 //   --check regenerates into a temporary folder and exits 1 when generated/ differs.
 import fs from 'node:fs';

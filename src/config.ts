@@ -25,10 +25,36 @@ export interface Config {
   jobHeartbeatSeconds: number;
   provider: ProviderConfig;
   /**
-   * host:port pairs the guarded outbound client may reach although they are private or
+   * IP addresses the guarded outbound client may reach although they are private or
    * loopback. Empty in production; tests use it for local fixture servers.
    */
-  outboundAllowHosts: string[];
+  outboundAllowIps: string[];
+  /** OAuth authorization server of /mcp: lifetimes in seconds. */
+  oauth: OAuthConfig;
+  /** Speech-to-text provider of the editor's generate_captions_from_items (unset: none). */
+  transcription: TranscriptionConfig;
+  /** Editor exports (timeline renders) a worker process runs at once. */
+  exportConcurrency: number;
+  /** Largest editor upload (multipart; JSON uploads are also capped at 25 MB decoded). */
+  editorUploadMaxBytes: number;
+}
+
+export interface TranscriptionConfig {
+  /** Base URL of an OpenAI-compatible speech-to-text API (POST {url}/audio/transcriptions); unset: no provider. */
+  url: string | undefined;
+  apiKey: string | undefined;
+  model: string;
+  timeoutMs: number;
+}
+
+export interface OAuthConfig {
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  codeTtlSeconds: number;
+  /** Sign-in session of a browser on the authorization pages. */
+  sessionTtlSeconds: number;
+  /** How long an API node reuses a resolved /mcp bearer token (0: resolve on every request). */
+  mcpAuthCacheSeconds: number;
 }
 
 export interface ProviderConfig {
@@ -36,6 +62,8 @@ export interface ProviderConfig {
   remoteUrl: string | undefined;
   remoteApiKey: string | undefined;
   remotePollMs: number;
+  remoteRequestTimeoutMs: number;
+  remoteJobTimeoutMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
@@ -57,11 +85,37 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
 }
 
 function providerConfig(env: NodeJS.ProcessEnv): ProviderConfig {
-  const kind = env.GENERATION_PROVIDER || 'local';
-  if (kind !== 'local' && kind !== 'remote') throw new Error(`GENERATION_PROVIDER must be local or remote, got "${kind}"`);
+  const kind = (env.GENERATION_PROVIDER || 'local').trim().toLowerCase();
+  if (kind !== 'local' && kind !== 'remote') throw new Error(`Environment variable GENERATION_PROVIDER must be "local" or "remote", got "${env.GENERATION_PROVIDER}"`);
   const remoteUrl = env.REMOTE_PROVIDER_URL || undefined;
-  if (kind === 'remote' && !remoteUrl) throw new Error('GENERATION_PROVIDER=remote needs REMOTE_PROVIDER_URL');
-  return { kind, remoteUrl, remoteApiKey: env.REMOTE_PROVIDER_API_KEY || undefined, remotePollMs: int(env, 'REMOTE_PROVIDER_POLL_MS', 1000, 10, 60_000) };
+  const remoteApiKey = env.REMOTE_PROVIDER_API_KEY || undefined;
+  if (kind === 'remote' && !remoteUrl) throw new Error('GENERATION_PROVIDER=remote needs REMOTE_PROVIDER_URL (the http(s) base URL of the remote generation API)');
+  if (kind === 'remote' && !remoteApiKey) throw new Error('GENERATION_PROVIDER=remote needs REMOTE_PROVIDER_API_KEY');
+  return {
+    kind,
+    remoteUrl,
+    remoteApiKey,
+    remotePollMs: int(env, 'REMOTE_PROVIDER_POLL_MS', 1000, 10, 600_000),
+    remoteRequestTimeoutMs: int(env, 'REMOTE_PROVIDER_TIMEOUT_MS', 30_000, 100, 600_000),
+    remoteJobTimeoutMs: int(env, 'REMOTE_PROVIDER_JOB_TIMEOUT_MS', 30 * 60_000, 1000, 24 * 3_600_000),
+  };
+}
+
+function transcriptionConfig(env: NodeJS.ProcessEnv): TranscriptionConfig {
+  const url = env.TRANSCRIPTION_PROVIDER_URL ? env.TRANSCRIPTION_PROVIDER_URL.replace(/\/+$/, '') : undefined;
+  if (url) {
+    try {
+      if (!/^https?:$/.test(new URL(url).protocol)) throw new Error('scheme');
+    } catch {
+      throw new Error(`Environment variable TRANSCRIPTION_PROVIDER_URL must be an http(s) URL, got "${env.TRANSCRIPTION_PROVIDER_URL}"`);
+    }
+  }
+  return {
+    url,
+    apiKey: env.TRANSCRIPTION_PROVIDER_API_KEY || undefined,
+    model: env.TRANSCRIPTION_MODEL || 'whisper-1',
+    timeoutMs: int(env, 'TRANSCRIPTION_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -91,9 +145,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 1, 1, 32),
     jobHeartbeatSeconds: int(env, 'JOB_HEARTBEAT_SECONDS', 30, 10, 3600),
     provider: providerConfig(env),
-    outboundAllowHosts: (env.OUTBOUND_ALLOW_HOSTS ?? '')
+    outboundAllowIps: (env.OUTBOUND_ALLOW_IPS ?? '')
       .split(',')
       .map((h) => h.trim())
       .filter(Boolean),
+    oauth: {
+      accessTokenTtlSeconds: int(env, 'OAUTH_ACCESS_TOKEN_TTL_SECONDS', 900, 1, 24 * 3600),
+      refreshTokenTtlSeconds: int(env, 'OAUTH_REFRESH_TOKEN_TTL_SECONDS', 30 * 24 * 3600, 1, 365 * 24 * 3600),
+      codeTtlSeconds: int(env, 'OAUTH_CODE_TTL_SECONDS', 60, 1, 600),
+      sessionTtlSeconds: int(env, 'OAUTH_SESSION_TTL_SECONDS', 8 * 3600, 60, 30 * 24 * 3600),
+      mcpAuthCacheSeconds: int(env, 'MCP_AUTH_CACHE_SECONDS', 5, 0, 300),
+    },
+    transcription: transcriptionConfig(env),
+    exportConcurrency: int(env, 'EXPORT_CONCURRENCY', 1, 1, 16),
+    editorUploadMaxBytes: int(env, 'EDITOR_UPLOAD_MAX_BYTES', 500 * 1024 * 1024, 1024),
   };
 }

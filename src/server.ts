@@ -1,12 +1,18 @@
 // Composition root: database, context, HTTP app and (unless API_ONLY) the job workers.
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { loadConfig, type Config } from './config.ts';
 import type { AppContext, Logger } from './context.ts';
-import { openDatabase, type Database } from './db/client.ts';
+import { connect, openDatabase, type Database } from './db/client.ts';
 import { buildApp } from './http/app.ts';
 import { bindHandlers } from './operations/registry.ts';
 import { startBoss, startWorkers } from './jobs/boss.ts';
+import { jobQueue } from './jobs/queue.ts';
+import { createGuardedFetcher } from './net/guarded-fetch.ts';
+import { createRateLimiter } from './services/rate-limit.ts';
+import { sharedSecret } from './services/secrets.ts';
+import { localStorage } from './storage/index.ts';
 
 export interface Service {
   app: FastifyInstance | undefined;
@@ -46,23 +52,46 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     dataDir: config.dataDir,
     log: config.logLevel === 'debug' ? (l) => log.info({ pg: l }) : undefined,
   });
-  const ctx: AppContext = { config, db: database.db, sql: database.sql, log };
   let app: FastifyInstance | undefined;
   let boss: PgBoss | undefined;
   let address: string | undefined;
+  let ctx: AppContext;
+  let rateLimit: ReturnType<typeof connect> | undefined;
   try {
+    boss = await startBoss(database.url, config, log, { supervise: workers });
+    // Rate-limit counters need no durability (a lost increment after a crash is harmless), so their
+    // connections commit without waiting for the WAL flush: the hot counter row stays cheap.
+    rateLimit = connect(database.url, 4, { synchronous_commit: 'off' });
+    const rateLimitDb = rateLimit.db;
+    const secret = config.mediaSigningSecret ? Buffer.from(config.mediaSigningSecret) : await sharedSecret(database.db, 'media_url_signing');
+    ctx = {
+      config,
+      db: database.db,
+      sql: database.sql,
+      log,
+      storage: localStorage({
+        root: path.join(config.dataDir, 'media'),
+        publicBaseUrl: config.publicBaseUrl,
+        secret,
+        defaultTtlSeconds: config.mediaUrlTtlSeconds,
+      }),
+      queue: jobQueue(boss),
+      rateLimiters: {
+        generations: createRateLimiter(rateLimitDb, 'generations', config.rateLimitGenerations, config.rateLimitWindowSeconds),
+      },
+      fetcher: createGuardedFetcher(config.outboundAllowIps),
+    };
     if (api) {
       app = buildApp({ ctx, handlers }).app;
       await app.listen({ port: config.port, host: config.host });
       const addr = app.server.address();
       address = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;
     }
-    if (workers) {
-      boss = await startBoss(database.url, log);
-      await startWorkers(boss, ctx);
-    }
+    if (workers) await startWorkers(boss, ctx);
   } catch (err) {
     await app?.close();
+    await boss?.stop({ graceful: false }).catch(() => {});
+    await rateLimit?.sql.end();
     await database.close();
     throw err;
   }
@@ -75,6 +104,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     async stop() {
       await app?.close();
       await boss?.stop({ graceful: true, timeout: 10_000 });
+      await rateLimit?.sql.end({ timeout: 5 });
       await database.close();
     },
   };

@@ -6,52 +6,12 @@ import addFormats from 'ajv-formats';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { renderSkill } from './skill.ts';
 
-export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-export type JsonObject = { [k: string]: Json };
+import type { Json, JsonObject, McpToolEntry, OperationIndex, OperationIndexEntry, ParamInfo } from '../../src/operations/operation-index.ts';
+
+export type { Json, JsonObject, McpToolEntry, OperationIndex, OperationIndexEntry, ParamInfo } from '../../src/operations/operation-index.ts';
 
 export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 export const SCHEMA_ID = 'https://media-api.local/components';
-
-export interface ParamInfo {
-  name: string;
-  in: 'path' | 'query' | 'header';
-  required: boolean;
-  array: boolean;
-  schema: JsonObject;
-  description?: string;
-}
-
-export interface McpToolEntry {
-  name: string;
-  description?: string;
-  fixed?: JsonObject;
-}
-
-export interface OperationIndexEntry {
-  operationId: string;
-  method: string;
-  path: string;
-  routePath: string;
-  tag: string;
-  summary: string;
-  description: string;
-  deprecated: boolean;
-  aliasOf: string | null;
-  /** Any one of these scopes grants access; empty means no authentication. */
-  scopes: string[];
-  params: ParamInfo[];
-  requestBody: { required: boolean; contentTypes: string[] } | null;
-  responses: Record<string, { contentType: string | null; description: string }>;
-  successStatus: number;
-  mcpTools: McpToolEntry[];
-}
-
-export interface OperationIndex {
-  title: string;
-  version: string;
-  operations: OperationIndexEntry[];
-  mcpOnlyTools: JsonObject[];
-}
 
 const clone = <T>(v: T): T => structuredClone(v);
 
@@ -187,6 +147,7 @@ export function buildIndex(spec: JsonObject): OperationIndex {
         description: String(op.description ?? ''),
         deprecated: Boolean(op.deprecated),
         aliasOf: (op['x-alias-of'] as string | undefined) ?? null,
+        rateLimit: (op['x-rate-limit'] as string | undefined) ?? null,
         scopes: scopesOf(op.security),
         params,
         requestBody,
@@ -206,6 +167,230 @@ export function buildIndex(spec: JsonObject): OperationIndex {
     operations,
     mcpOnlyTools: ((spec['x-mcp-only-tools'] ?? []) as JsonObject[]).map(clone),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The MCP tool table (generated/mcp-tools.json): one row per tool named in `x-mcp-tools` of an
+// operation, plus the `x-mcp-only-tools`. Schemas are self-contained JSON Schema (every $ref
+// inlined, no $schema, no OpenAPI-only keywords), as popular MCP clients require.
+// ---------------------------------------------------------------------------------------------
+
+/** Where a tool argument goes when the call is replayed as the REST operation. */
+export type McpArgRoute = 'path' | 'query' | 'body' | 'body:whole' | `header:${string}` | 'tool';
+
+export interface McpToolRow {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonObject;
+  outputSchema?: JsonObject;
+  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  /** The REST operation the tool runs; null for MCP-only tools. */
+  operationId: string | null;
+  /** Arguments the tool always sends (removed from inputSchema). */
+  fixed: JsonObject;
+  /** Any one of these scopes grants access; empty means any valid token. */
+  scopes: string[];
+  requiresPaidPlan: boolean;
+  /** Argument name → where it goes (fixed arguments included). */
+  routes: Record<string, McpArgRoute>;
+}
+
+export const MCP_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+// JSON Schema keeps the standard formats; OpenAPI's own (int32, int64, float, double, byte,
+// binary, password) are type hints a JSON Schema validator would reject as unknown.
+const JSON_SCHEMA_FORMATS = new Set([
+  'date-time', 'date', 'time', 'duration', 'email', 'idn-email', 'hostname', 'idn-hostname', 'ipv4', 'ipv6',
+  'uri', 'uri-reference', 'iri', 'iri-reference', 'uuid', 'uri-template', 'json-pointer', 'relative-json-pointer', 'regex',
+]);
+const ANNOTATION_KEYS = new Set(['description', 'title', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
+
+/** Inlines every component $ref and drops what is not JSON Schema. Refuses cycles. */
+export function toToolSchema(spec: JsonObject, node: Json, stack: string[] = []): Json {
+  if (Array.isArray(node)) return node.map((n) => toToolSchema(spec, n, stack));
+  if (node === null || typeof node !== 'object') return node;
+  if (typeof node.$ref === 'string') {
+    const ref = node.$ref;
+    if (stack.includes(ref)) throw new Error(`MCP tool schemas must be finite: circular $ref ${[...stack, ref].join(' → ')}`);
+    const target = toToolSchema(spec, resolveRef(spec, ref), [...stack, ref]) as JsonObject;
+    const siblings = Object.fromEntries(Object.entries(node).filter(([k]) => k !== '$ref'));
+    const rest = toToolSchema(spec, siblings, stack) as JsonObject;
+    if (Object.keys(rest).every((k) => ANNOTATION_KEYS.has(k))) return { ...target, ...rest };
+    return { allOf: [target], ...rest };
+  }
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'example' || k === 'xml' || k === 'externalDocs' || k === 'discriminator' || k === '$schema' || k === '$id' || k.startsWith('x-')) continue;
+    if (k === 'format' && typeof v === 'string' && !JSON_SCHEMA_FORMATS.has(v)) continue;
+    if ((k === 'properties' || k === 'patternProperties' || k === '$defs' || k === 'dependentSchemas') && v && typeof v === 'object' && !Array.isArray(v)) {
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, s]) => [name, toToolSchema(spec, s, stack)]));
+      continue;
+    }
+    if (k === 'examples' || k === 'default' || k === 'const' || k === 'enum' || k === 'required') {
+      out[k] = clone(v);
+      continue;
+    }
+    out[k] = toToolSchema(spec, v, stack);
+  }
+  return out;
+}
+
+const isObjectSchema = (s: JsonObject) => s.type === 'object' || (Array.isArray(s.type) && s.type.length === 1 && s.type[0] === 'object');
+
+/**
+ * The output schema of a tool: its success object or, for a result with `isError: true`, the
+ * error envelope (clients such as the TypeScript SDK validate structuredContent against the
+ * output schema on errors too). None when the success body is not an object.
+ */
+function toolOutputSchema(spec: JsonObject, schema: Json | undefined): JsonObject | undefined {
+  if (!schema) return undefined;
+  let s = toToolSchema(spec, schema) as JsonObject;
+  if (!isObjectSchema(s)) {
+    const branches = (s.oneOf ?? s.anyOf) as JsonObject[] | undefined;
+    if (!(Array.isArray(branches) && branches.length > 0 && branches.every(isObjectSchema))) return undefined;
+    s = { type: 'object', ...s };
+  }
+  const envelope = toToolSchema(spec, { $ref: '#/components/schemas/Error' }) as JsonObject;
+  return {
+    type: 'object',
+    description: 'The result; when the tool result has isError: true, the error envelope {error: {code, message, retryable, context}}.',
+    anyOf: [s, envelope],
+  };
+}
+
+/** GET reads; POST creates; PUT/DELETE replace or remove (idempotent); PATCH changes in place. */
+function methodAnnotations(method: string) {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+    case 'PUT':
+    case 'DELETE':
+      return { readOnlyHint: false, destructiveHint: true, idempotentHint: true };
+    case 'PATCH':
+      return { readOnlyHint: false, destructiveHint: true, idempotentHint: false };
+    default:
+      return { readOnlyHint: false, destructiveHint: false, idempotentHint: false };
+  }
+}
+
+/** Header parameter → tool argument name: `Idempotency-Key` → `idempotency_key`. */
+export const headerArgName = (header: string) => header.toLowerCase().replace(/-/g, '_');
+
+function checkToolRow(row: McpToolRow) {
+  if (!MCP_TOOL_NAME.test(row.name)) throw new Error(`MCP tool name "${row.name}" must match ${MCP_TOOL_NAME}`);
+  if (!isObjectSchema(row.inputSchema)) throw new Error(`MCP tool ${row.name}: inputSchema must be an object schema`);
+  const text = JSON.stringify([row.inputSchema, row.outputSchema ?? {}]);
+  if (text.includes('"$ref"') || text.includes('"$schema"')) throw new Error(`MCP tool ${row.name}: schema is not self-contained`);
+}
+
+export function buildMcpTools(spec: JsonObject, index: OperationIndex): McpToolRow[] {
+  const rows: McpToolRow[] = [];
+  const paths = spec.paths as JsonObject;
+  for (const op of index.operations) {
+    if (op.mcpTools.length === 0) continue;
+    const raw = deref(spec, (deref(spec, paths[op.path]) as JsonObject)[op.method.toLowerCase()] as JsonObject);
+    const properties: JsonObject = {};
+    const required: string[] = [];
+    const routes: Record<string, McpArgRoute> = {};
+    const add = (name: string, schema: JsonObject, route: McpArgRoute, isRequired: boolean) => {
+      if (name in routes) throw new Error(`${op.operationId}: MCP tool argument "${name}" comes from two places (${routes[name]} and ${route})`);
+      properties[name] = schema;
+      routes[name] = route;
+      if (isRequired) required.push(name);
+    };
+    const param = (p: ParamInfo) => {
+      const s = toToolSchema(spec, p.schema) as JsonObject;
+      return p.description && !s.description ? { ...s, description: p.description } : s;
+    };
+    for (const where of ['path', 'query'] as const) for (const p of op.params.filter((x) => x.in === where)) add(p.name, param(p), where, p.required);
+    let closed = true;
+    if (op.requestBody) {
+      const rb = deref(spec, raw.requestBody as Json) as JsonObject;
+      const schema = jsonContent(rb.content);
+      if (schema) {
+        const body = toToolSchema(spec, schema) as JsonObject;
+        const merge = isObjectSchema(body) && body.properties && !body.oneOf && !body.anyOf && !body.allOf;
+        if (merge) {
+          const req = new Set(op.requestBody.required ? ((body.required ?? []) as string[]) : []);
+          const headerArgs = new Set(op.params.filter((p) => p.in === 'header').map((p) => headerArgName(p.name)));
+          for (const [name, s] of Object.entries(body.properties as JsonObject)) {
+            // A body field that repeats a header (idempotency_key) is sent as the header instead.
+            if (headerArgs.has(name)) continue;
+            add(name, s as JsonObject, 'body', req.has(name));
+          }
+          if (body.additionalProperties !== false) closed = false;
+        } else {
+          add('body', body, 'body:whole', op.requestBody.required);
+        }
+      }
+    }
+    for (const p of op.params.filter((x) => x.in === 'header')) add(headerArgName(p.name), param(p), `header:${p.name}`, p.required);
+
+    const success = deref(spec, (raw.responses as JsonObject)[String(op.successStatus)]) as JsonObject;
+    const outputSchema = toolOutputSchema(spec, jsonContent(success.content));
+    for (const tool of op.mcpTools) {
+      const fixed = (tool.fixed ?? {}) as JsonObject;
+      const props = { ...properties };
+      for (const k of Object.keys(fixed)) {
+        if (!(k in routes)) throw new Error(`MCP tool ${tool.name}: fixed argument "${k}" is not a parameter or body field of ${op.operationId}`);
+        delete props[k];
+      }
+      const inputSchema: JsonObject = { type: 'object', properties: props };
+      const req = required.filter((r) => !(r in fixed));
+      if (req.length) inputSchema.required = req;
+      if (closed) inputSchema.additionalProperties = false;
+      const title = op.summary || tool.name;
+      const row: McpToolRow = {
+        name: tool.name,
+        title,
+        description: String(tool.description ?? op.description ?? op.summary).trim(),
+        inputSchema,
+        ...(outputSchema ? { outputSchema } : {}),
+        annotations: { title, ...methodAnnotations(op.method), openWorldHint: false },
+        operationId: op.operationId,
+        fixed: clone(fixed),
+        scopes: [...op.scopes],
+        requiresPaidPlan: op.scopes.length > 0,
+        routes: { ...routes },
+      };
+      checkToolRow(row);
+      rows.push(row);
+    }
+  }
+  for (const tool of index.mcpOnlyTools) {
+    const name = String(tool.name);
+    const inputSchema = toToolSchema(spec, tool.inputSchema ?? { type: 'object', properties: {}, additionalProperties: false }) as JsonObject;
+    const outputSchema = toolOutputSchema(spec, tool.outputSchema);
+    const readOnly = Boolean(tool.readOnly);
+    const title = String(tool.title ?? name.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase()));
+    const row: McpToolRow = {
+      name,
+      title,
+      description: String(tool.description ?? '').trim(),
+      inputSchema,
+      ...(outputSchema ? { outputSchema } : {}),
+      annotations: {
+        title,
+        ...(readOnly ? methodAnnotations('GET') : methodAnnotations('POST')),
+        openWorldHint: false,
+        ...((tool.annotations ?? {}) as JsonObject),
+      } as McpToolRow['annotations'],
+      operationId: null,
+      fixed: {},
+      scopes: [...((tool.scopes ?? []) as string[])],
+      requiresPaidPlan: tool.requiresPaidPlan !== false,
+      routes: Object.fromEntries(Object.keys((inputSchema.properties ?? {}) as JsonObject).map((k) => [k, 'tool' as const])),
+    };
+    checkToolRow(row);
+    rows.push(row);
+  }
+  const seen = new Set<string>();
+  for (const r of rows) {
+    if (seen.has(r.name)) throw new Error(`MCP tool ${r.name} is declared twice`);
+    seen.add(r.name);
+  }
+  return rows;
 }
 
 function paramsSchema(params: ParamInfo[], where: ParamInfo['in']): JsonObject {
@@ -329,5 +514,7 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void)
     'response-validators.cjs': standalone(spec, responses, { useDefaults: false, coerceTypes: false }, log, 'response'),
     'response-validators.d.cts': dts(Object.keys(responses)),
     'skill.md': renderSkill(spec, index),
+    // The MCP tool table the /mcp endpoint serves (src/mcp/tools.ts).
+    'mcp-tools.json': `${JSON.stringify({ tools: buildMcpTools(spec, index) }, null, 2)}\n`,
   };
 }

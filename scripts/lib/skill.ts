@@ -76,7 +76,10 @@ export function renderSkill(spec: JsonObject, index: OperationIndex): string {
     const raw = deref(spec, (deref(spec, paths[op.path]) as JsonObject)[op.method.toLowerCase()] as Json);
     out.push(`### ${op.method} ${op.path} — \`${op.operationId}\``, '');
     if (op.deprecated) out.push(`**Deprecated**${op.aliasOf ? `: use \`${op.aliasOf}\` instead` : ''}.`, '');
-    out.push(`Scopes: ${scopeText(op)}.${op.mcpTools.length ? ` MCP tool${op.mcpTools.length > 1 ? 's' : ''}: ${op.mcpTools.map((t) => `\`${t.name}\``).join(', ')}.` : ''}`, '');
+    out.push(
+      `Scopes: ${scopeText(op)}.${op.rateLimit ? ` Rate-limited per workspace (policy \`${op.rateLimit}\`; see the RateLimit headers).` : ''}${op.mcpTools.length ? ` MCP tool${op.mcpTools.length > 1 ? 's' : ''}: ${op.mcpTools.map((t) => `\`${t.name}\``).join(', ')}.` : ''}`,
+      '',
+    );
     if (op.description) out.push(op.description.trim(), '');
     if (op.params.length) {
       out.push('| parameter | in | type and limits | required | notes |', '|---|---|---|---|---|');

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { openDatabase, type Database } from '../db/client.ts';
 import { createApiKey, revokeApiKey, validateScopes } from '../services/api-keys.ts';
+import { checkEmail, checkPassword, createMember, MemberError } from '../services/members.ts';
 import { createOrganization, getOrganization, grantCredits, isUuid, setPlan, type Plan } from '../services/organizations.ts';
 
 const USAGE = `Usage: npm run -s admin -- <command>
@@ -12,7 +13,8 @@ const USAGE = `Usage: npm run -s admin -- <command>
   org set-plan --org ID --plan paid|none
   credits grant --org ID --amount N
   key create --org ID --scopes a,b [--expires-in SECONDS] [--name NAME]
-  key revoke --id KEY_ID`;
+  key revoke --id KEY_ID
+  member create --org ID --email EMAIL --password PASSWORD`;
 
 class UsageError extends Error {}
 class CommandError extends Error {}
@@ -55,6 +57,8 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       scopes: { type: 'string' },
       'expires-in': { type: 'string' },
       id: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -112,6 +116,25 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       const { db } = await database();
       if (!(await revokeApiKey(db, id))) throw new CommandError(`api key ${id} not found`);
       return { object: 'api_key', id, revoked: true };
+    }
+    case 'member create': {
+      const id = orgId(need(opts, 'org'));
+      const password = need(opts, 'password');
+      let email: string;
+      try {
+        email = checkEmail(need(opts, 'email'));
+        checkPassword(password);
+      } catch (err) {
+        if (err instanceof MemberError) throw new UsageError(err.message);
+        throw err;
+      }
+      const { db } = await database();
+      try {
+        return await createMember(db, { orgId: id, email, password });
+      } catch (err) {
+        if (err instanceof MemberError) throw new CommandError(err.message);
+        throw err;
+      }
     }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');

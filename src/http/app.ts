@@ -1,6 +1,7 @@
 // The REST adapter: one Fastify route per spec operation, every error in the envelope.
 // Fastify does no validation here (routes carry no schemas, and the validator compiler
 // refuses to be used): the executor validates with the AJV validators compiled from the spec.
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCors from '@fastify/cors';
 import fastifyStatic from '@fastify/static';
@@ -9,9 +10,13 @@ import type { AppContext } from '../context.ts';
 import { ApiError, isRetryableStatus, type ErrorCode } from '../errors.ts';
 import { createExecutor, operationIndex, type Executor } from '../operations/executor.ts';
 import { bindHandlers } from '../operations/registry.ts';
+import { registerMcp } from '../mcp/index.ts';
 import type { Handler, OperationId, Reply } from '../operations/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog-data.ts';
 import { PREVIEW_PREFIX } from '../services/catalog.ts';
+import { JSON_UPLOAD_BODY_LIMIT } from '../services/editor/media.ts';
+import { MEDIA_PREFIX } from '../storage/index.ts';
+import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -70,13 +75,14 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
     throw new Error('Route schemas are not used: requests are validated by the executor with the generated AJV validators');
   });
 
-  // Multipart bodies are streamed by the handlers that accept them; the parser only lets them through.
-  app.addContentTypeParser('multipart/form-data', (_req, _payload, done) => done(null, undefined));
+  // Multipart bodies are streamed by the handlers that accept them (src/http/multipart.ts): the
+  // parser only marks the request; the parts are read after authentication and validation.
+  registerMultipart(app, ctx.config.editorUploadMaxBytes);
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const apiError = err instanceof ApiError ? err : fromFastifyError(err);
     if (apiError) {
-      if (apiError.code === 'payload_too_large') apiError.context.limit_bytes = ctx.config.bodyLimitBytes;
+      if (apiError.code === 'payload_too_large') apiError.context.limit_bytes = req.routeOptions?.bodyLimit ?? ctx.config.bodyLimitBytes;
       return sendError(reply, apiError);
     }
     req.log.error({ err }, 'unhandled error');
@@ -92,8 +98,8 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
   app.register(fastifyCors, {
     origin: '*',
     credentials: false,
-    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key'],
-    exposedHeaders: ['RateLimit', 'RateLimit-Policy', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
+    exposedHeaders: ['RateLimit', 'RateLimit-Policy', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'WWW-Authenticate', 'Mcp-Session-Id'],
     maxAge: 600,
   });
 
@@ -107,25 +113,50 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
     immutable: false,
   });
 
+  // Stored media at signed, expiring URLs (storage.signedUrl), outside the API contract like a CDN.
+  app.register(async (scope) => {
+    await scope.register(fastifyStatic, { root: path.join(ctx.config.dataDir, 'media'), serve: false, decorateReply: true, index: false });
+    scope.get(`${MEDIA_PREFIX}*`, async (req, reply) => {
+      const key = decodeURIComponent((req.params as { '*': string })['*']);
+      const q = req.query as { expires?: string; signature?: string };
+      const verdict = ctx.storage.verify(key, q.expires, q.signature);
+      if (verdict !== 'ok') {
+        return sendError(reply, new ApiError('forbidden', verdict === 'expired' ? 'This media URL has expired; fetch the resource again for a fresh URL' : 'Invalid media URL signature'));
+      }
+      if (!(await ctx.storage.exists(key))) return sendError(reply, new ApiError('not_found', 'This media no longer exists'));
+      reply.header('cache-control', 'private, max-age=300');
+      return reply.sendFile(key);
+    });
+  });
+
   for (const op of operationIndex.operations) {
     app.route({
       method: op.method as 'GET',
       url: `${API_PREFIX}${op.routePath}`,
+      // Inline (base64) editor uploads carry up to 25 MB decoded in a JSON body.
+      ...(op.operationId === 'uploadEditorMedia' ? { bodyLimit: Math.max(ctx.config.bodyLimitBytes, JSON_UPLOAD_BODY_LIMIT) } : {}),
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const ct = req.headers['content-type'];
-        const out = await executor.execute({
-          operationId: op.operationId,
-          authorization: req.headers.authorization,
-          path: { ...(req.params as Record<string, unknown>) },
-          query: { ...(req.query as Record<string, unknown>) },
-          headers: req.headers as Record<string, unknown>,
-          body: req.body,
-          contentType: ct ? ct.split(';')[0].trim().toLowerCase() : undefined,
-        });
-        return send(reply, out);
+        const multipart = req.isMultipart();
+        try {
+          const out = await executor.execute({
+            operationId: op.operationId,
+            authorization: req.headers.authorization,
+            path: { ...(req.params as Record<string, unknown>) },
+            query: { ...(req.query as Record<string, unknown>) },
+            headers: req.headers as Record<string, unknown>,
+            body: multipart ? multipartBody(req) : req.body,
+            contentType: ct ? ct.split(';')[0].trim().toLowerCase() : undefined,
+          });
+          return send(reply, out);
+        } finally {
+          if (multipart) drainRequest(req);
+        }
       },
     });
   }
+
+  registerMcp(app, ctx, executor); // /mcp and its OAuth authorization server (src/mcp/)
 
   return { app, executor };
 }

@@ -8,39 +8,13 @@ import requestValidators from '../../generated/request-validators.cjs';
 import type { AppContext } from '../context.ts';
 import { ApiError, badRequest, type FieldError } from '../errors.ts';
 import { authenticate, type AuthContext } from '../services/api-keys.ts';
+import type { OperationIndex, OperationIndexEntry } from './operation-index.ts';
 import { Reply, type Handler, type OperationId } from './types.ts';
 
-export interface ParamInfo {
-  name: string;
-  in: 'path' | 'query' | 'header';
-  required: boolean;
-  array: boolean;
-}
+export type { ParamInfo } from './operation-index.ts';
+export type OperationInfo = OperationIndexEntry;
 
-export interface OperationInfo {
-  operationId: string;
-  method: string;
-  path: string;
-  routePath: string;
-  tag: string;
-  summary: string;
-  description: string;
-  deprecated: boolean;
-  aliasOf: string | null;
-  scopes: string[];
-  params: ParamInfo[];
-  requestBody: { required: boolean; contentTypes: string[] } | null;
-  responses: Record<string, { contentType: string | null; description: string }>;
-  successStatus: number;
-  mcpTools: { name: string; description?: string; fixed?: Record<string, unknown> }[];
-}
-
-export const operationIndex = indexJson as unknown as {
-  title: string;
-  version: string;
-  operations: OperationInfo[];
-  mcpOnlyTools: Record<string, unknown>[];
-};
+export const operationIndex = indexJson as unknown as OperationIndex;
 
 export const operationsById = new Map(operationIndex.operations.map((o) => [o.operationId, o]));
 
@@ -56,6 +30,11 @@ export interface OperationCall {
   body: unknown;
   /** Media type of the body as sent (without parameters), or undefined when there is none. */
   contentType: string | undefined;
+  /**
+   * Caller already authenticated by the adapter (MCP resolves OAuth access tokens and API keys
+   * itself): `authorization` is then ignored, while scope and plan are still checked here.
+   */
+  auth?: AuthContext;
 }
 
 const pointerToField = (pointer: string) =>
@@ -103,7 +82,7 @@ export function fieldErrors(where: string, errors: ErrorObject[] | null | undefi
   return out;
 }
 
-function invalid(errors: FieldError[]): ApiError {
+export function invalid(errors: FieldError[]): ApiError {
   const summary = errors
     .slice(0, 5)
     .map((e) => `${e.field} ${e.message}`)
@@ -139,48 +118,81 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<Op
 
       let auth: AuthContext | null = null;
       if (op.scopes.length > 0) {
-        auth = await authenticate(ctx.db, call.authorization);
+        auth = call.auth ?? (await authenticate(ctx.db, call.authorization));
         requireScope(op, auth);
         requirePaidPlan(auth);
       }
 
-      const errors: FieldError[] = [];
-      const input: Record<string, unknown> = {};
-      for (const where of ['path', 'query', 'header'] as const) {
-        const v = params[`${op.operationId}__${where}`];
-        const data = { ...(where === 'path' ? call.path : where === 'query' ? call.query : call.headers) };
-        if (v && !v(data)) errors.push(...fieldErrors(where, v.errors));
-        input[where] = data;
-      }
-
-      const body = call.body;
-      if (op.requestBody) {
-        const absent = body === undefined || body === null;
-        if (absent && call.contentType === undefined) {
-          if (op.requestBody.required) errors.push({ field: 'body', message: `is required (${op.requestBody.contentTypes.join(' or ')})` });
-        } else if (call.contentType !== undefined && !op.requestBody.contentTypes.includes(call.contentType)) {
-          throw new ApiError('unsupported_media_type', `Content-Type ${call.contentType} is not accepted here; send ${op.requestBody.contentTypes.join(' or ')}`, {
-            content_type: call.contentType,
-            supported_content_types: op.requestBody.contentTypes,
-          });
-        } else if (call.contentType === 'application/json' || call.contentType === undefined) {
-          const v = bodies[op.operationId];
-          // Validated in place: the body was parsed for this call alone; defaults are filled in.
-          if (v && !v(body)) errors.push(...fieldErrors('body', v.errors));
+      // Rate-limited operations count every authenticated call and report the quota on every
+      // response, errors included.
+      let limitHeaders: Record<string, string> = {};
+      if (op.rateLimit && auth) {
+        const limiter = ctx.rateLimiters[op.rateLimit];
+        if (!limiter) throw new Error(`No rate limiter configured for policy ${op.rateLimit}`);
+        const decision = await limiter.consume(auth.orgId);
+        limitHeaders = decision.headers;
+        if (!decision.allowed) {
+          throw new ApiError(
+            'rate_limited',
+            `Too many ${op.rateLimit} requests for this workspace; retry in ${decision.retryAfterSeconds} s with the same idempotency key`,
+            { retry_after_seconds: decision.retryAfterSeconds },
+            limitHeaders,
+          );
         }
       }
-      if (errors.length) throw invalid(errors);
 
-      const result = await handler({
-        path: input.path,
-        query: input.query,
-        headers: input.header,
-        body,
-        auth,
-        ctx,
-        operationId: op.operationId,
-      } as never);
-      return result instanceof Reply ? result : new Reply({ status: op.successStatus, body: result });
+      try {
+        const out = await validateAndRun(op, handler, call, auth);
+        Object.assign(out.headers, limitHeaders);
+        return out;
+      } catch (err) {
+        if (err instanceof ApiError) {
+          Object.assign(err.headers, limitHeaders);
+          throw err;
+        }
+        ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, operation: op.operationId }, 'unhandled error');
+        throw new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key', {}, limitHeaders);
+      }
     },
   };
+
+  async function validateAndRun(op: OperationInfo, handler: Handler<OperationId>, call: OperationCall, auth: AuthContext | null): Promise<Reply> {
+    const errors: FieldError[] = [];
+    const input: Record<string, unknown> = {};
+    for (const where of ['path', 'query', 'header'] as const) {
+      const v = params[`${op.operationId}__${where}`];
+      const data = { ...(where === 'path' ? call.path : where === 'query' ? call.query : call.headers) };
+      if (v && !v(data)) errors.push(...fieldErrors(where, v.errors));
+      input[where] = data;
+    }
+
+    const body = call.body;
+    if (op.requestBody) {
+      const absent = body === undefined || body === null;
+      if (absent && call.contentType === undefined) {
+        if (op.requestBody.required) errors.push({ field: 'body', message: `is required (${op.requestBody.contentTypes.join(' or ')})` });
+      } else if (call.contentType !== undefined && !op.requestBody.contentTypes.includes(call.contentType)) {
+        throw new ApiError('unsupported_media_type', `Content-Type ${call.contentType} is not accepted here; send ${op.requestBody.contentTypes.join(' or ')}`, {
+          content_type: call.contentType,
+          supported_content_types: op.requestBody.contentTypes,
+        });
+      } else if (call.contentType === 'application/json' || call.contentType === undefined) {
+        const v = bodies[op.operationId];
+        // Validated in place: the body was parsed for this call alone; defaults are filled in.
+        if (v && !v(body)) errors.push(...fieldErrors('body', v.errors));
+      }
+    }
+    if (errors.length) throw invalid(errors);
+
+    const result = await handler({
+      path: input.path,
+      query: input.query,
+      headers: input.header,
+      body,
+      auth,
+      ctx,
+      operationId: op.operationId,
+    } as never);
+    return result instanceof Reply ? result : new Reply({ status: op.successStatus, body: result });
+  }
 }

@@ -3,22 +3,22 @@
 // exactly these. When a capability lands, remove its ids here and the 501 from the spec
 // (boot refuses the server if the two disagree). This is the only source of 501s.
 export const PENDING_OPERATIONS: ReadonlySet<string> = new Set([
-  // Generations issue
-  'createGeneration',
-  'getGeneration',
+  // Slideshows, faceless videos, references
   'createSlideshow',
   'getSlideshow',
   'createFacelessVideo',
-  'getVideo',
   'listReferenceInspirations',
   'createReferenceInspiration',
+]);
+
+// MCP-only tools (spec: x-mcp-only-tools) whose capability lands in a later issue: they check
+// scope, plan and arguments like any other tool, then answer `not_implemented` (isError). The
+// binder refuses boot when this list, the handlers in mcp-tools.ts and the spec disagree.
+export const PENDING_MCP_TOOLS: ReadonlySet<string> = new Set([
+  // Social publishing
+  'list_social_accounts',
+  'publish_media_to_social',
   // Editor issue
-  'listEditorVideos',
-  'createEditorVideo',
-  'getEditorVideo',
-  'applyEditorEdits',
-  'applyEditorEditsViaPost',
-  'listEditorMedia',
-  'uploadEditorMedia',
-  'addEditorMedia',
+  'list_editor_sound_effects',
+  'upload_editor_media_from_url',
 ]);

@@ -13,6 +13,9 @@ type Params<O extends OperationId, W extends 'path' | 'query' | 'header'> = oper
   ? Exclude<P, undefined>
   : Record<string, never>;
 
+/** Header names arrive lower-cased (HTTP headers are case-insensitive). */
+type LowerKeys<T> = { [K in keyof T as Lowercase<K & string>]: T[K] };
+
 type JsonBody<O extends OperationId> = operations[O] extends { requestBody: { content: { 'application/json': infer B } } }
   ? B
   : operations[O] extends { requestBody?: { content: { 'application/json': infer B } } }
@@ -27,7 +30,7 @@ export type SuccessBody<O extends OperationId> = ContentOf<Responses<O>[SuccessK
 export interface HandlerInput<O extends OperationId> {
   path: Params<O, 'path'>;
   query: Params<O, 'query'>;
-  headers: Params<O, 'header'>;
+  headers: LowerKeys<Params<O, 'header'>>;
   body: JsonBody<O>;
   /** null only for public operations. */
   auth: O extends PublicOperation ? AuthContext | null : AuthContext;

@@ -1,5 +1,9 @@
 // Starts the real service (Fastify + PostgreSQL) on a fresh database for one test file, and
 // a request helper that checks every response against the contract.
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config.ts';
 import type { Service } from '../../src/server.ts';
@@ -36,18 +40,43 @@ export interface TestApp {
   workspace(opts?: { plan?: Plan; credits?: number; scopes?: string[]; name?: string }): Promise<{ orgId: string; key: string; keyId: string }>;
 }
 
-export async function startTestApp(t: Test, env: Record<string, string> = {}): Promise<TestApp> {
-  const databaseUrl = await createTestDatabase(t);
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface TestAppOptions {
+  /** Run the job workers in the same process (default: off). */
+  workers?: boolean;
+  /** Share the database of another test app (several API nodes on one PostgreSQL). */
+  databaseUrl?: string;
+}
+
+export async function startTestApp(t: Test, env: Record<string, string> = {}, opts: TestAppOptions = {}): Promise<TestApp> {
+  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase(t));
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-data-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  // A known port, so PUBLIC_BASE_URL (signed media URLs) points at this very server.
+  const port = await freePort();
   const config = loadConfig({
     DATABASE_URL: databaseUrl,
-    PORT: '0',
+    PORT: String(port),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
-    PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     DEMO_WORKSPACE: '0',
+    DATA_DIR: dataDir,
+    MEDIA_SIGNING_SECRET: 'test-media-signing-secret',
+    JOB_HEARTBEAT_SECONDS: '10',
     ...env,
   });
-  const service = await startService({ config, workers: false });
+  const service = await startService({ config, workers: opts.workers ?? false });
   t.teardown(() => service.stop());
   const url = service.address!;
 

@@ -37,8 +37,10 @@ t.test('the pending list and the spec 501s must agree', async (t) => {
   const pending = new Set([...PENDING_OPERATIONS, 'listModels']);
   t.throws(() => bindHandlers(HANDLER_MODULES, ops, pending), /listModels has a handler but is still listed as pending/);
   t.throws(() => bindHandlers(HANDLER_MODULES, ops, pending), /pending operation listModels does not declare its 501/);
-  const fewer = new Set([...PENDING_OPERATIONS].filter((id) => id !== 'getGeneration'));
-  t.throws(() => bindHandlers(HANDLER_MODULES, ops, fewer), /getGeneration declares 501 in the spec but is not pending/);
+  // Any operation still pending will do (the list shrinks as capabilities land).
+  const victim = [...PENDING_OPERATIONS][0];
+  const fewer = new Set([...PENDING_OPERATIONS].filter((id) => id !== victim));
+  t.throws(() => bindHandlers(HANDLER_MODULES, ops, fewer), new RegExp(`${victim} declares 501 in the spec but is not pending`));
 });
 
 t.test('the server refuses to start when the spec gains an operation nobody handles', async (t) => {

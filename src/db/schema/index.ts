@@ -1,3 +1,5 @@
 // The drizzle schema, one module per domain; drizzle-kit reads this index.
 export * from './core.ts';
 export * from './generations.ts';
+export * from './mcp.ts';
+export * from './editor.ts';
