@@ -1,0 +1,25 @@
+// Editor projects, the editor media library, timeline edits and exports; plus GET /videos/{id}
+// (the shared integer id space of faceless and editor videos).
+import { listEditorMedia } from '../services/editor/media.ts';
+import { getExport, queueExport as queueExportOf } from '../services/editor/exports.ts';
+import { addEditorMedia, applyEditorEdits, createEditorVideo, getEditorVideo, getVideoStatus, listEditorVideos } from '../services/editor/projects.ts';
+import { uploadJson, uploadMultipart } from '../services/editor/uploads.ts';
+import { MultipartBody } from './multipart.ts';
+import { defineHandlers } from './types.ts';
+
+export const handlers = defineHandlers({
+  createEditorVideo: ({ ctx, auth, body }) => createEditorVideo(ctx, auth.orgId, body),
+  listEditorVideos: ({ ctx, auth, query }) => listEditorVideos(ctx, auth.orgId, query),
+  getEditorVideo: ({ ctx, auth, path }) => getEditorVideo(ctx, auth.orgId, path.id),
+  // The deprecated POST …/edits alias (applyEditorEditsViaPost) is bound to this same handler.
+  applyEditorEdits: ({ ctx, auth, path, body }) => applyEditorEdits(ctx, auth.orgId, path.id, body),
+  addEditorMedia: ({ ctx, auth, path, body }) => addEditorMedia(ctx, auth.orgId, path.id, body),
+  listEditorMedia: ({ ctx, auth, query }) => listEditorMedia(ctx, auth.orgId, query),
+  uploadEditorMedia: ({ ctx, auth, body }) => {
+    const raw: unknown = body;
+    return raw instanceof MultipartBody ? uploadMultipart(ctx, auth.orgId, raw.parts()) : uploadJson(ctx, auth.orgId, body);
+  },
+  exportEditorVideo: ({ ctx, auth, path, body }) => queueExportOf(ctx, auth.orgId, path.id, body),
+  getEditorVideoExport: ({ ctx, auth, path }) => getExport(ctx, auth.orgId, path.id, path.export_id),
+  getVideo: ({ ctx, auth, path }) => getVideoStatus(ctx, auth.orgId, path.id),
+});

@@ -1,0 +1,348 @@
+// External work an edit may need (synthesized speech, built-in sound effects, files from URLs,
+// transcriptions), done once per request and remembered: PATCH applies its operations twice
+// (first on a snapshot, outside any lock, to do the slow work; then for real under the project's
+// row lock, where everything is remembered) and commits the media rows it created in the same
+// transaction as the edit. A failed edit deletes the files it stored.
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import { and, eq, inArray } from 'drizzle-orm';
+import type { AppContext } from '../../context.ts';
+import type { Db } from '../../db/client.ts';
+import { customVoices, media, mediaTranscripts } from '../../db/schema/index.ts';
+import { ApiError, badRequest } from '../../errors.ts';
+import { runFfmpeg } from '../../media/ffmpeg.ts';
+import { ensureSoundEffect, SOUND_EFFECTS_BY_ID, soundEffectKey } from '../../media/sound-effects.ts';
+import { synthesizeSpeech, SpeechFailed, type SpokenWord } from '../../media/tts.ts';
+import { FetchRefused } from '../../net/guarded-fetch.ts';
+import { createTranscriptionProvider, TranscriptionFailed, type TranscriptionProvider } from '../../providers/transcription.ts';
+import { findVoice, loadCatalogData } from '../catalog-data.ts';
+import type { Tx } from '../credits.ts';
+import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert } from './media.ts';
+
+export interface MediaInfo {
+  id: string;
+  kind: 'image' | 'video' | 'audio' | 'voice';
+  source: MediaInsert['source'];
+  status: 'processing' | 'completed' | 'failed';
+  contentType: string;
+  storageKey: string;
+  width: number | null;
+  height: number | null;
+  durationSeconds: number | null;
+  hasAudio: boolean | null;
+  filename: string | null;
+}
+
+export interface TimedWord {
+  text: string;
+  startMs: number;
+  endMs: number;
+  confidence?: number;
+}
+
+interface PendingTranscript {
+  source: 'synthesis' | 'transcription';
+  language: string | null;
+  text: string;
+  words: TimedWord[];
+}
+
+const info = (r: MediaInsert & { id: string }): MediaInfo => ({
+  id: r.id,
+  kind: r.kind,
+  source: r.source,
+  status: r.status ?? 'completed',
+  contentType: r.contentType,
+  storageKey: r.storageKey,
+  width: r.width ?? null,
+  height: r.height ?? null,
+  durationSeconds: r.durationSeconds ?? null,
+  hasAudio: r.hasAudio ?? null,
+  filename: r.filename ?? null,
+});
+
+let provider: { config: unknown; provider: TranscriptionProvider | undefined } | undefined;
+function transcriptionProvider(ctx: AppContext): TranscriptionProvider | undefined {
+  if (!provider || provider.config !== ctx.config.transcription) {
+    provider = { config: ctx.config.transcription, provider: createTranscriptionProvider(ctx.config.transcription) };
+  }
+  return provider.provider;
+}
+
+export class EditResources {
+  readonly ctx: AppContext;
+  readonly orgId: string;
+  /** The connection lookups use: the pool while preparing, the transaction when applying. */
+  db: Db | Tx;
+  /** Media created by this request (stored files, rows not yet inserted). */
+  private readonly created = new Map<string, MediaInsert & { id: string }>();
+  /** Media of this request the current run of the operations refers to. */
+  readonly used = new Set<string>();
+  private readonly cache = new Map<string, MediaInfo | null>();
+  private readonly transcripts = new Map<string, TimedWord[] | null>();
+  private readonly newTranscripts = new Map<string, PendingTranscript>();
+  private readonly memo = new Map<string, Promise<unknown>>();
+
+  constructor(ctx: AppContext, orgId: string) {
+    this.ctx = ctx;
+    this.orgId = orgId;
+    this.db = ctx.db;
+  }
+
+  private once<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    let p = this.memo.get(key) as Promise<T> | undefined;
+    if (!p) {
+      p = fn();
+      this.memo.set(key, p);
+      // A failure is not remembered: the second run reports it again from scratch.
+      p.catch(() => this.memo.delete(key));
+    }
+    return p;
+  }
+
+  /** Library media of the workspace (or created by this request), or undefined. */
+  async media(id: string): Promise<MediaInfo | undefined> {
+    const mine = this.created.get(id);
+    if (mine) {
+      this.used.add(id);
+      return info(mine);
+    }
+    if (!this.cache.has(id)) {
+      const [row] = await this.db
+        .select()
+        .from(media)
+        .where(and(eq(media.id, id), eq(media.orgId, this.orgId)));
+      this.cache.set(id, row ? info(row) : null);
+    }
+    return this.cache.get(id) ?? undefined;
+  }
+
+  /** Loads the media of many ids at once into the cache (one query). */
+  async preload(ids: Iterable<string>): Promise<void> {
+    const missing = [...new Set(ids)].filter((id) => !this.cache.has(id) && !this.created.has(id));
+    if (!missing.length) return;
+    const rows = await this.db
+      .select()
+      .from(media)
+      .where(and(inArray(media.id, missing), eq(media.orgId, this.orgId)));
+    for (const id of missing) this.cache.set(id, null);
+    for (const r of rows) this.cache.set(r.id, info(r));
+  }
+
+  private adopt(row: MediaInsert & { id: string }): MediaInfo {
+    this.created.set(row.id, row);
+    this.used.add(row.id);
+    return info(row);
+  }
+
+  /** Synthesized speech stored as voice media, with exact word timings. */
+  async voiceover(opIndex: number, text: string, voiceId: string | undefined, settings: { speed?: number; pitch?: number; volume_db?: number } | undefined, field: string): Promise<MediaInfo> {
+    const key = `voiceover:${opIndex}:${JSON.stringify([text, voiceId, settings])}`;
+    const row = await this.once(key, async () => {
+      const voice = await this.espeakVoice(voiceId, field);
+      const id = randomUUID();
+      const raw = await tempPath(this.ctx, 'voiceover');
+      const out = `${raw}.wav`;
+      try {
+        const speech = await synthesizeSpeech(text, `${raw}-raw.wav`, { voice, speed: settings?.speed, pitch: settings?.pitch }).catch((err: unknown) => {
+          if (err instanceof SpeechFailed) throw new ApiError('server_error', `Speech synthesis failed: ${err.message}`);
+          throw err;
+        });
+        const gain = settings?.volume_db ?? 0;
+        // Resampled to 48 kHz stereo (the mixer's format), with the voice's gain applied.
+        await runFfmpeg(['-i', speech.file, '-af', `volume=${gain}dB`, '-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', out]);
+        const storageKey = `editor-media/${this.orgId}/${id}.wav`;
+        const stored = await this.ctx.storage.put(storageKey, { file: out }, 'audio/wav');
+        const row: MediaInsert & { id: string } = {
+          id,
+          orgId: this.orgId,
+          kind: 'voice',
+          status: 'completed',
+          source: 'voiceover',
+          title: `Voiceover: ${text.replace(/\s+/g, ' ').slice(0, 80)}`,
+          filename: `voiceover-${id.slice(0, 8)}.wav`,
+          contentType: 'audio/wav',
+          sizeBytes: stored.bytes,
+          storageKey,
+          width: null,
+          height: null,
+          durationSeconds: speech.durationMs / 1000,
+          hasAudio: true,
+          indexedText: text,
+        };
+        this.newTranscripts.set(id, { source: 'synthesis', language: voice.split('+')[0], text, words: speech.words as SpokenWord[] });
+        this.transcripts.set(id, speech.words);
+        return row;
+      } finally {
+        await fs.rm(out, { force: true });
+        await fs.rm(`${raw}-raw.wav`, { force: true });
+      }
+    });
+    return this.adopt(row);
+  }
+
+  private async espeakVoice(voiceId: string | undefined, field: string): Promise<string> {
+    if (!voiceId) return loadCatalogData().voices[0].espeak_voice;
+    const builtIn = findVoice(voiceId);
+    if (builtIn) return builtIn.espeak_voice;
+    if (/^[0-9a-f-]{36}$/i.test(voiceId)) {
+      const [clone] = await this.db
+        .select()
+        .from(customVoices)
+        .where(and(eq(customVoices.id, voiceId), eq(customVoices.orgId, this.orgId), eq(customVoices.status, 'ready')));
+      if (clone) {
+        // A custom clone is approximated by the built-in voice of its language and gender.
+        const lang = (clone.locale[0] ?? 'en-US').toLowerCase();
+        const match = loadCatalogData().voices.find((v) => v.locale.some((l) => l.toLowerCase() === lang) && v.gender === clone.gender);
+        return match?.espeak_voice ?? `${lang.split('-')[0]}${clone.gender === 'male' ? '+m3' : '+f3'}`;
+      }
+    }
+    throw new ApiError('not_found', `Voice ${voiceId} is not a voice of this workspace (see GET /assets voices)`, {
+      resource: 'voice',
+      field,
+      errors: [{ field, message: 'is not a built-in voice or a ready custom voice of this workspace' }],
+    });
+  }
+
+  /** A built-in sound effect as workspace media (one row per workspace, sharing the stored file). */
+  async soundEffect(sfxId: string, field: string): Promise<MediaInfo> {
+    const def = SOUND_EFFECTS_BY_ID.get(sfxId);
+    if (!def) {
+      throw new ApiError('not_found', `Sound effect ${sfxId} is not in the built-in library (see the list_editor_sound_effects tool)`, {
+        resource: 'sound_effect',
+        field,
+        errors: [{ field, message: 'is not a built-in sound effect id' }],
+      });
+    }
+    const storageKey = await this.once(`sfx-file:${sfxId}`, () => ensureSoundEffect(this.ctx.storage, sfxId));
+    for (const row of this.created.values()) if (row.storageKey === storageKey) return this.adopt(row);
+    const [existing] = await this.db
+      .select()
+      .from(media)
+      .where(and(eq(media.orgId, this.orgId), eq(media.storageKey, storageKey)))
+      .limit(1);
+    if (existing) return info(existing);
+    const size = (await fs.stat(await this.ctx.storage.localPath(storageKey))).size;
+    return this.adopt({
+      id: randomUUID(),
+      orgId: this.orgId,
+      kind: 'audio',
+      status: 'completed',
+      source: 'sound_effect',
+      title: def.name,
+      filename: `${def.id}.wav`,
+      contentType: 'audio/wav',
+      sizeBytes: size,
+      storageKey: soundEffectKey(def.id),
+      width: null,
+      height: null,
+      durationSeconds: def.duration_seconds,
+      hasAudio: true,
+      indexedText: [def.category, ...def.tags].join(' '),
+    });
+  }
+
+  /** A file from a direct HTTPS URL (guarded client), stored as library media. */
+  async fromUrl(url: string, field: string, mediaType: EditorMediaType | undefined, filename?: string): Promise<MediaInfo> {
+    const row = await this.once(`url:${url}:${mediaType}`, async () => {
+      const got = await fetchMedia(this.ctx, url, field);
+      const received = await receiveBuffer(this.ctx, got);
+      const { row } = await ingest(this.ctx, received, {
+        orgId: this.orgId,
+        filename: filename ?? urlFilename(url),
+        mediaType,
+        source: 'url',
+        field,
+      });
+      return row;
+    });
+    return this.adopt(row);
+  }
+
+  /** Word timings of a media file (ms from its start): exact for our voiceovers, else transcribed. */
+  async words(m: MediaInfo, language: string | undefined, field: string): Promise<TimedWord[]> {
+    if (this.transcripts.has(m.id) && this.transcripts.get(m.id)) return this.transcripts.get(m.id)!;
+    const [row] = await this.db.select().from(mediaTranscripts).where(eq(mediaTranscripts.mediaId, m.id));
+    if (row) {
+      const words = row.words as TimedWord[];
+      this.transcripts.set(m.id, words);
+      return words;
+    }
+    const p = transcriptionProvider(this.ctx);
+    if (!p) {
+      throw new ApiError(
+        'bad_request',
+        `Invalid request: ${m.filename ?? m.id} is not a voiceover made by add_voiceover, so its captions need a transcription provider, and none is configured on this server (TRANSCRIPTION_PROVIDER_URL is unset)`,
+        { provider: 'transcription', field, errors: [{ field, message: 'needs a transcription provider (speech-to-text), and none is configured; only voiceovers made by add_voiceover can be captioned' }] },
+      );
+    }
+    return this.once(`transcribe:${m.id}:${language ?? ''}`, async () => {
+      const file = `${await tempPath(this.ctx, 'transcribe')}.wav`;
+      try {
+        await runFfmpeg(['-i', await this.ctx.storage.localPath(m.storageKey), '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', file]);
+        const t = await p.transcribe(file, { contentType: 'audio/wav', language }).catch((err: unknown) => {
+          if (err instanceof TranscriptionFailed) {
+            throw new ApiError(err.retryable ? 'server_error' : 'bad_request', `Transcription of ${m.filename ?? m.id} failed: ${err.message}`, {
+              provider: p.name,
+              field,
+              ...(err.retryable ? {} : { errors: [{ field, message: `could not be transcribed: ${err.message}` }] }),
+            });
+          }
+          throw err;
+        });
+        this.transcripts.set(m.id, t.words);
+        this.newTranscripts.set(m.id, { source: 'transcription', language: t.language ?? language ?? null, text: t.text, words: t.words });
+        return t.words;
+      } finally {
+        await fs.rm(file, { force: true });
+      }
+    });
+  }
+
+  /** Inserts the media (and transcripts) this run used; returns the storage keys it did not use. */
+  async commit(tx: Tx): Promise<void> {
+    const rows = [...this.created.values()].filter((r) => this.used.has(r.id));
+    if (rows.length) await tx.insert(media).values(rows);
+    const transcripts = [...this.newTranscripts.entries()].filter(([id]) => rows.some((r) => r.id === id) || this.cache.get(id));
+    if (transcripts.length) {
+      await tx
+        .insert(mediaTranscripts)
+        .values(transcripts.map(([mediaId, t]) => ({ mediaId, orgId: this.orgId, source: t.source, language: t.language, text: t.text, words: t.words })))
+        .onConflictDoNothing();
+    }
+  }
+
+  /** Storage keys of files this request stored that no committed row refers to. */
+  orphanKeys(committed: boolean): string[] {
+    return [...this.created.values()]
+      .filter((r) => (!committed || !this.used.has(r.id)) && r.source !== 'sound_effect')
+      .map((r) => r.storageKey);
+  }
+
+  async discard(committed: boolean): Promise<void> {
+    await discardStored(this.ctx, this.orphanKeys(committed));
+  }
+}
+
+export async function fetchMedia(ctx: AppContext, url: string, field: string): Promise<Buffer> {
+  const problem = ctx.fetcher.precheck(url, { httpsOnly: true });
+  if (problem) throw badRequest(`Invalid request: ${field} ${problem}`, [{ field, message: problem }]);
+  try {
+    const res = await ctx.fetcher.fetch(url, { httpsOnly: true, maxBytes: URL_IMPORT_MAX_BYTES, timeoutMs: 30_000 });
+    return res.body;
+  } catch (err) {
+    if (err instanceof FetchRefused) {
+      throw badRequest(`Invalid request: ${field} ${err.message}`, [{ field, message: err.message }], { reason: err.reason });
+    }
+    throw err;
+  }
+}
+
+export function urlFilename(url: string): string {
+  try {
+    const last = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
+    return last.replace(/[\u0000-\u001F\u007F/\\]/g, '_').slice(0, 255) || 'download';
+  } catch {
+    return 'download';
+  }
+}
