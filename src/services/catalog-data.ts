@@ -11,6 +11,7 @@
 //
 // Erasable TypeScript only (runs directly on Node 24 type stripping).
 
+import type { components } from '../../generated/openapi.d.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 
@@ -192,103 +193,18 @@ export interface CatalogSources {
 // Public shapes (seed 2.1 / 2.2)
 // ---------------------------------------------------------------------------------------
 
-export interface PresetReference {
-  id: string;
-  label: string;
-  preview_image_url: string;
-  poster_image_url: string;
-}
-
-export interface StaticTemplateItem {
-  slug: string;
-  title: string;
-  preview_image_url: string;
-  section: 'static_ads';
-  default_aspect_ratio: string;
-  default_resolution: string;
-  presets: PresetReference[];
-  /** Credits per generated image. */
-  credits: number;
-}
-
-export interface QualityTierItem {
-  id: QualityTierId;
-  label: string;
-  model: string;
-  default_duration: number;
-  duration_options: number[];
-  resolution: string;
-  credits: number | null;
-}
-
-export interface VideoTemplateItem {
-  slug: string;
-  title: string;
-  preview_image_url: string;
-  section: VideoTemplateSection;
-  default_aspect_ratio: string;
-  default_resolution: string;
-  presets: PresetReference[];
-  type: VideoTemplateType;
-  quality_tiers: QualityTierItem[];
-}
-
-export interface AiVariantItem {
-  id: string;
-  label: string;
-  model: string;
-  /** The contract's form: the modes joined with `+`, text (the prompt) first, e.g. `text+image`. */
-  input_mode: string;
-  default_aspect_ratio: string;
-  default_duration: number;
-  default_resolution: string;
-  credits: number | null;
-}
-
-export interface AiModelItem {
-  slug: string;
-  title: string;
-  description: string;
-  default_variant_id: string;
-  variants: AiVariantItem[];
-}
-
-export interface CatalogResponse {
-  object: 'catalog';
-  static_ads: StaticTemplateItem[];
-  video_ads: VideoTemplateItem[];
-  ugc_ads: VideoTemplateItem[];
-  ai_models: AiModelItem[];
-}
-
-export interface ReferenceTemplateTarget {
-  template_slug: string;
-  template_category: TemplateCategory;
-  label: string;
-  accepts_media_kinds: MediaKind[];
-}
-
-export interface VoiceItem {
-  id: string;
-  name: string;
-  preview_url: string;
-  source: 'built_in' | 'custom_clone';
-  locale: string[];
-  credits_9_16: number;
-  credits_16_9: number;
-  gender: string;
-  age: string;
-  style_tags: string[];
-  recommendation_summary: string;
-}
-
-export interface AvatarItem {
-  id: string;
-  name: string;
-  imageUrl: string;
-  videoUrl: string;
-  isCustom: boolean;
-}
+// The contract's types (generated from spec/openapi.yaml), so the catalog cannot drift from it.
+type Schemas = components['schemas'];
+export type PresetReference = Schemas['PresetReference'];
+export type StaticTemplateItem = Schemas['TemplateItem'];
+export type QualityTierItem = Schemas['QualityTier'];
+export type VideoTemplateItem = Schemas['VideoTemplateItem'];
+export type AiVariantItem = Schemas['AiModelVariant'];
+export type AiModelItem = Schemas['AiModelItem'];
+export type CatalogResponse = Schemas['Catalog'];
+export type ReferenceTemplateTarget = Schemas['ReferenceTemplateTarget'];
+export type VoiceItem = Schemas['Voice'];
+export type AvatarItem = Schemas['Avatar'];
 
 // ---------------------------------------------------------------------------------------
 // Validation helpers

@@ -3,6 +3,7 @@
 // Unknown slugs, presets, variants, tiers and inapplicable fields are 400s naming the field;
 // brand kits, avatars, media and references that the workspace does not have are 404s.
 import { and, eq, inArray } from 'drizzle-orm';
+import type { components } from '../../generated/openapi.d.ts';
 import type { Db } from '../db/client.ts';
 import { brandKits, customAvatars, media, referenceInspirations } from '../db/schema/index.ts';
 import { ApiError, badRequest } from '../errors.ts';
@@ -10,34 +11,9 @@ import type { GuardedFetcher } from '../net/guarded-fetch.ts';
 import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from './catalog-data.ts';
 import { resolveDimensions } from '../providers/types.ts';
 
-export type GenerationType = 'static_ad' | 'video_ad' | 'ugc_ad' | 'ai_model';
-
-export interface CreateGenerationBody {
-  type: GenerationType;
-  prompt?: string;
-  template_slug?: string;
-  model_slug?: string;
-  variant_id?: string;
-  preset_id?: string | null;
-  aspect_ratio?: string;
-  duration?: number;
-  resolution?: string;
-  quality_tier?: 'high' | 'low';
-  brand_kit_id?: number;
-  avatar_id?: string;
-  custom_reference_inspiration_id?: string | null;
-  reference_image_urls?: string[];
-  reference_media_ids?: string[];
-  source_video_url?: string;
-  source_video_media_id?: string;
-  motion_video_url?: string;
-  motion_video_media_id?: string;
-  audio_url?: string;
-  audio_media_id?: string;
-  generate_audio?: boolean;
-  request_count?: number;
-  idempotency_key?: string;
-}
+/** The request body as the contract defines it (defaults already filled in by the validator). */
+export type CreateGenerationBody = components['schemas']['CreateGenerationRequest'];
+export type GenerationType = CreateGenerationBody['type'];
 
 export interface MediaInput {
   url?: string;
