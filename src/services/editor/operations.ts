@@ -652,8 +652,6 @@ export function cuesFromWords(words: TimedWord[], originMs: number): CaptionEntr
  */
 export async function applyOperations(state: ProjectState, ops: Op[], res: EditResources): Promise<AppliedOperation[]> {
   res.used.clear();
-  const ids = state.timeline.items.map((i) => i.media_id).filter((id): id is string => Boolean(id));
-  await res.preload(ids);
   const applied: AppliedOperation[] = [];
   const deferred: Env['deferred'] = new Map();
   for (const [index, op] of ops.entries()) {

@@ -174,9 +174,10 @@ export async function getVideoStatus(ctx: AppContext, orgId: string, id: number)
 
 // ------------------------------------------------------------------------------ edits
 
+// Rows are read fresh for every change, so their timeline object is ours to change in place.
 const stateOf = (row: ProjectRow): ProjectState => ({
   title: row.title,
-  timeline: structuredClone(row.timeline as Timeline),
+  timeline: row.timeline as Timeline,
   frame: { width: row.width, height: row.height },
   fps: row.fps,
 });

@@ -1,0 +1,1 @@
+ALTER TABLE "editor_videos" ALTER COLUMN "timeline" SET DATA TYPE json;
