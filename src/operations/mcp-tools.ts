@@ -11,7 +11,9 @@ import type { AppContext } from '../context.ts';
 import { organizations } from '../db/schema/index.ts';
 import { ApiError } from '../errors.ts';
 import type { AuthContext } from '../services/api-keys.ts';
+import { listSoundEffects } from '../media/sound-effects.ts';
 import { workspaceAssets } from '../services/assets.ts';
+import { importEditorMediaFromUrl } from '../services/editor/uploads.ts';
 import { rankVoices } from '../services/voice-recommendations.ts';
 import { fieldErrors, invalid, requirePaidPlan, requireScope, type OperationInfo } from './executor.ts';
 
@@ -45,6 +47,14 @@ export const MCP_ONLY_HANDLERS: Record<string, McpToolHandler<never, object>> = 
     const ranked = rankVoices(voices, { script: args.script, language: args.language, style: args.style });
     return { object: 'voice_recommendations', data: ranked.slice(0, args.limit ?? 5) };
   }) as McpToolHandler<never, object>,
+
+  list_editor_sound_effects: (async ({ args, ctx }: McpToolInput<Schemas['ListEditorSoundEffectsInput']>): Promise<Schemas['SoundEffectList']> => ({
+    object: 'list',
+    data: await listSoundEffects(ctx.storage, { query: args.query, category: args.category, limit: args.limit }),
+  })) as McpToolHandler<never, object>,
+
+  upload_editor_media_from_url: (async ({ args, auth, ctx }: McpToolInput<Schemas['UploadEditorMediaFromUrlInput']>): Promise<Schemas['EditorMediaUpload']> =>
+    importEditorMediaFromUrl(ctx, auth.orgId, args)) as McpToolHandler<never, object>,
 };
 
 export interface McpOnlyToolInfo {

@@ -18,7 +18,4 @@ export const PENDING_MCP_TOOLS: ReadonlySet<string> = new Set([
   // Social publishing
   'list_social_accounts',
   'publish_media_to_social',
-  // Editor issue
-  'list_editor_sound_effects',
-  'upload_editor_media_from_url',
 ]);
