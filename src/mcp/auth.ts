@@ -2,10 +2,11 @@
 // resource) and workspace API keys. Failures are 401 with the RFC 9728 challenge pointing at the
 // protected-resource metadata; a tool needing a scope the token lacks is a 403 insufficient_scope
 // challenge (RFC 6750 §3.1) naming it.
+import { hash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { authenticate, type AuthContext } from '../services/api-keys.ts';
-import { resolveAccessToken, sha256 } from '../services/oauth.ts';
+import { resolveAccessToken } from '../services/oauth.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -81,11 +82,20 @@ function remember(key: string, auth: AuthContext, until: number) {
   cache.set(key, { auth, until });
 }
 
+const cacheKey = (header: string) => hash('sha256', header, 'base64');
+
+/** The caller of an /mcp request when its token was resolved less than the cache TTL ago. */
+export function cachedBearer(ctx: AppContext, header: string | undefined): AuthContext | undefined {
+  if (header === undefined || ctx.config.oauth.mcpAuthCacheSeconds <= 0) return undefined;
+  const hit = cache.get(cacheKey(header));
+  return hit && hit.until > Date.now() ? hit.auth : undefined;
+}
+
 /** The caller of an /mcp request, or a BearerError (401). */
 export async function resolveBearer(ctx: AppContext, header: string | undefined): Promise<AuthContext> {
   const ttl = ctx.config.oauth.mcpAuthCacheSeconds * 1000;
   if (ttl <= 0 || header === undefined) return (await resolveUncached(ctx, header)).auth;
-  const key = sha256(header);
+  const key = cacheKey(header);
   const hit = cache.get(key);
   const now = Date.now();
   if (hit && hit.until > now) return hit.auth;

@@ -1,19 +1,21 @@
 // POST /mcp: MCP over Streamable HTTP with the official SDK (@modelcontextprotocol/sdk 1.x),
-// stateless: every request gets a new Server and a new transport (a stateless transport must
+// stateless: every request gets a new SDK Server and a new transport (a stateless transport must
 // not be reused), any API node answers any request, and GET/DELETE (the session stream and
 // session end) answer 405. The bearer token is resolved before the SDK sees the request (401
-// challenge), a tools/call the token's scopes do not allow is refused with a 403 challenge, and
-// the Fastify reply is hijacked before the SDK writes the raw response.
+// challenge), and a tools/call the token's scopes do not allow is refused with a 403 challenge.
+// The transport (./transport.ts) is the SDK transport's stateless JSON mode minus its Node ↔ Web
+// conversion and SSE machinery: it takes the body Fastify parsed, keeps the SDK transport's HTTP
+// rules (406, 415, 400, 202) and answers on the Fastify reply; the SDK Server does the protocol.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { operationIndex } from '../operations/executor.ts';
 import type { AuthContext } from '../services/api-keys.ts';
-import { BearerError, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
+import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';
+import { answerPost, StatelessJsonTransport } from './transport.ts';
 
 const INSTRUCTIONS = [
   `Tools of the ${operationIndex.title} (contract version ${operationIndex.version}); each mirrors a REST operation or an MCP-only capability.`,
@@ -38,16 +40,20 @@ function sendBearerError(reply: FastifyReply, err: BearerError) {
     .send(JSON.stringify(err.apiError.toJSON()));
 }
 
-function createServer(deps: ToolDeps, auth: AuthContext): Server {
-  const server = new Server(
-    { name: 'media-api', title: operationIndex.title, version: operationIndex.version },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
-  );
+// What every per-request Server is built from (the SDK only reads them).
+const SERVER_INFO = { name: 'media-api', title: operationIndex.title, version: operationIndex.version };
+const SERVER_OPTIONS = { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator };
+
+/** The SDK Server of one POST: tools/list and tools/call, the latter as the authenticated caller. */
+function createServer(deps: ToolDeps, auth: AuthContext, transport: StatelessJsonTransport): Server {
+  const server = new Server(SERVER_INFO, SERVER_OPTIONS);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED_TOOLS }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => {
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    return runTool(deps, tool, (request.params.arguments ?? {}) as Record<string, unknown>, auth);
+    return runTool(deps, tool, (request.params.arguments ?? {}) as Record<string, unknown>, auth, (value, bytes) =>
+      transport.preserialized(extra.requestId, value, bytes),
+    );
   });
   return server;
 }
@@ -67,36 +73,21 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
   const urls = mcpUrls(ctx.config.publicBaseUrl);
 
   app.post(MCP_PATH, async (req: FastifyRequest, reply: FastifyReply) => {
-    let auth: AuthContext;
-    try {
-      auth = await resolveBearer(ctx, req.headers.authorization);
-    } catch (err) {
-      if (err instanceof BearerError) return sendBearerError(reply, err);
-      throw err;
+    let auth = cachedBearer(ctx, req.headers.authorization);
+    if (!auth) {
+      try {
+        auth = await resolveBearer(ctx, req.headers.authorization);
+      } catch (err) {
+        if (err instanceof BearerError) return sendBearerError(reply, err);
+        throw err;
+      }
     }
     const refused = scopeProblem(req.body, auth, urls.resourceMetadata);
     if (refused) return sendBearerError(reply, refused);
 
-    // From here the SDK writes the raw response: keep what Fastify's hooks set (CORS), then hijack.
-    reply.hijack();
-    const res = reply.raw;
-    for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) res.setHeader(k, v as string);
-    const server = createServer(deps, auth);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      transport.close().catch(() => {});
-      server.close().catch(() => {});
-    });
-    try {
-      await server.connect(transport);
-      await transport.handleRequest(req.raw, res, req.body);
-    } catch (err) {
-      ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'MCP request failed');
-      if (!res.headersSent) {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(jsonRpcError(ErrorCode.InternalError, 'Internal server error'));
-      } else if (!res.writableEnded) res.end();
-    }
+    return answerPost(req, reply, (transport) => createServer(deps, auth, transport), (err) =>
+      ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'MCP request failed'),
+    );
   });
 
   // Stateless: no standalone SSE stream (GET) and no session to end (DELETE).

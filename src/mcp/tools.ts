@@ -3,6 +3,7 @@
 // executor (arguments split back into path, query, header and body by the table's routes); an
 // MCP-only tool goes to its handler through the same steps. ApiErrors become tool results with
 // `isError: true` and the envelope as structured content, never protocol errors.
+import { isUtf8 } from 'node:buffer';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import toolsJson from '../../generated/mcp-tools.json' with { type: 'json' };
 import type { Logger } from '../context.ts';
@@ -76,19 +77,46 @@ export function toOperationCall(tool: McpToolRow, args: Record<string, unknown>,
   };
 }
 
-// Pre-serialised JSON replies (the catalog) are parsed once per distinct string.
-let lastRaw: string | undefined;
-let lastParsed: unknown;
+/** A pre-serialised JSON reply: its value (deep-frozen) and, when they are valid UTF-8, its bytes. */
+export interface JsonBytes {
+  value: unknown;
+  bytes: Buffer | undefined;
+}
 
-function replyBody(out: Reply): unknown {
-  if (!out.raw) return out.body;
-  const text = Buffer.isBuffer(out.body) ? out.body.toString('utf8') : String(out.body);
-  if (!/json/.test(out.contentType)) return text;
-  if (text !== lastRaw) {
-    lastParsed = JSON.parse(text);
-    lastRaw = text;
+function deepFreeze<T>(x: T): T {
+  if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
+    Object.freeze(x);
+    for (const v of Object.values(x)) deepFreeze(v);
   }
-  return lastParsed;
+  return x;
+}
+
+// Pre-serialised JSON replies (the catalog) are parsed once per distinct content: the last one is
+// kept as a private copy of its bytes and compared byte for byte with each new reply, so a reply
+// with other content is parsed afresh, never answered from this copy.
+let last: { text: string | undefined; bytes: Buffer | undefined; parsed: JsonBytes } | undefined;
+
+function parseJsonReply(body: unknown): JsonBytes {
+  if (typeof body === 'string') {
+    if (last?.text === body) return last.parsed;
+    const bytes = body.isWellFormed() ? Buffer.from(body, 'utf8') : undefined;
+    const parsed = { value: deepFreeze(JSON.parse(body)), bytes };
+    last = { text: body, bytes, parsed };
+    return parsed;
+  }
+  const buf = body as Buffer;
+  if (last?.bytes?.equals(buf)) return last.parsed;
+  const copy = Buffer.from(buf);
+  const parsed = { value: deepFreeze(JSON.parse(copy.toString('utf8'))), bytes: isUtf8(copy) ? copy : undefined };
+  last = { text: undefined, bytes: parsed.bytes, parsed };
+  return parsed;
+}
+
+/** The reply's body as a value, with its JSON bytes when the executor pre-serialised it. */
+function replyBody(out: Reply): JsonBytes {
+  if (!out.raw) return { value: out.body, bytes: undefined };
+  if (!/json/.test(out.contentType)) return { value: Buffer.isBuffer(out.body) ? out.body.toString('utf8') : String(out.body), bytes: undefined };
+  return parseJsonReply(out.body);
 }
 
 const SUMMARY_FIELDS = ['id', 'status', 'url', 'credits_deducted', 'remaining_credits', 'credits', 'plan', 'idempotent_replay'];
@@ -97,21 +125,30 @@ const SUMMARY_FIELDS = ['id', 'status', 'url', 'credits_deducted', 'remaining_cr
 export function summarize(tool: string, body: unknown): string {
   if (body === null || typeof body !== 'object') return `${tool}: ${String(body).slice(0, 500)}`;
   const b = body as Record<string, unknown>;
-  const parts: string[] = [];
-  if (typeof b.object === 'string') parts.push(b.object);
+  let text = '';
+  const add = (part: string) => (text = text === '' ? part : `${text}; ${part}`);
+  if (typeof b.object === 'string') add(b.object);
   for (const k of SUMMARY_FIELDS) {
     const v = b[k];
-    if (v !== undefined && v !== null && typeof v !== 'object') parts.push(`${k} ${String(v).slice(0, 300)}`);
+    if (v !== undefined && v !== null && typeof v !== 'object') add(`${k} ${String(v).slice(0, 300)}`);
   }
-  for (const [k, v] of Object.entries(b)) {
+  for (const k of Object.keys(b)) {
+    const v = b[k];
     if (!Array.isArray(v)) continue;
-    const ids = v
-      .slice(0, 5)
-      .map((x) => (x && typeof x === 'object' ? ((x as Record<string, unknown>).id ?? (x as Record<string, unknown>).slug) : undefined))
-      .filter((x) => x !== undefined);
-    parts.push(`${v.length} ${k}${ids.length ? ` (${ids.join(', ')}${v.length > ids.length ? ', …' : ''})` : ''}`);
+    // The id (else slug) of the first five items, as Array#join writes them.
+    let ids = '';
+    let n = 0;
+    for (let i = 0; i < v.length && i < 5; i++) {
+      const x = v[i];
+      const id = x && typeof x === 'object' ? ((x as Record<string, unknown>).id ?? (x as Record<string, unknown>).slug) : undefined;
+      if (id === undefined) continue;
+      const s = id === null ? '' : String(id);
+      ids = n === 0 ? s : `${ids}, ${s}`;
+      n++;
+    }
+    add(`${v.length} ${k}${n ? ` (${ids}${v.length > n ? ', …' : ''})` : ''}`);
   }
-  return `${tool}: ${parts.join('; ') || 'done'}. Full result in structuredContent.`;
+  return `${tool}: ${text || 'done'}. Full result in structuredContent.`;
 }
 
 export function successResult(tool: McpToolRow, body: unknown): CallToolResult {
@@ -136,12 +173,24 @@ export interface ToolDeps {
   log: Logger;
 }
 
-/** Runs one tool call; never throws for ApiErrors (they are results). */
-export async function runTool(deps: ToolDeps, tool: McpToolRow, args: Record<string, unknown>, auth: AuthContext): Promise<CallToolResult> {
+/**
+ * Runs one tool call; never throws for ApiErrors (they are results). When the structured content
+ * is a reply the executor serialised already (the catalog), `onJson` gets that value and its bytes.
+ */
+export async function runTool(
+  deps: ToolDeps,
+  tool: McpToolRow,
+  args: Record<string, unknown>,
+  auth: AuthContext,
+  onJson?: (value: object, bytes: Buffer) => void,
+): Promise<CallToolResult> {
   try {
     if (tool.operationId) {
       const out = await deps.executor.execute(toOperationCall(tool, args, auth));
-      return successResult(tool, replyBody(out));
+      const { value, bytes } = replyBody(out);
+      const result = successResult(tool, value);
+      if (bytes && onJson && result.structuredContent === value) onJson(value as object, bytes);
+      return result;
     }
     return successResult(tool, await deps.mcpOnly.execute(tool.name, args, auth));
   } catch (err) {
