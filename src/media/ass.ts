@@ -50,7 +50,8 @@ const cs = (seconds: number) => {
 
 const escapeText = (t: string) => t.replace(/\\/g, '\\\u200B').replace(/\{/g, '(').replace(/\}/g, ')').replace(/\r?\n/g, '\\N');
 
-function transformText(text: string, style: TextStyle): string {
+/** The style's text_transform applied to a text (the editor model uses it too). */
+export function applyTextTransform(text: string, style: TextStyle): string {
   switch (style.text_transform) {
     case 'uppercase':
       return text.toUpperCase();
@@ -161,7 +162,7 @@ function karaoke(cue: Cue, style: TextStyle, segStartMs: number): string {
     const gap = Math.max(0, w.startMs - cursor);
     const start = Math.max(w.startMs, cursor);
     const dur = Math.max(0, w.endMs - start);
-    const text = escapeText(transformText(w.text, style));
+    const text = escapeText(applyTextTransform(w.text, style));
     parts.push(`${gap > 0 ? `{\\k${Math.round(gap / 10)}}` : ''}{\\kf${Math.round(dur / 10)}}${text}${i < words.length - 1 ? ' ' : ''}`);
     cursor = Math.max(cursor, w.endMs);
   }
@@ -210,11 +211,11 @@ export function buildAss(items: AssItem[], frame: AssFrame): string {
         const from = start + cue.startMs / 1000;
         const to = Math.min(end, start + cue.endMs / 1000);
         if (to <= from) continue;
-        const plain = escapeText(transformText(cue.text, style));
+        const plain = escapeText(applyTextTransform(cue.text, style));
         lines.push({ from, to, body: (seg) => (cue.words?.length ? karaoke(cue, style, seg) : plain) });
       }
     } else {
-      const text = escapeText(transformText(item.text ?? '', style));
+      const text = escapeText(applyTextTransform(item.text ?? '', style));
       lines.push({ from: start, to: end, body: () => text });
     }
     for (const line of lines) {

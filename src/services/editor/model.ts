@@ -226,15 +226,4 @@ export function pickTextSlot(tl: Timeline, from: number, duration: number, heigh
   return TEXT_SLOTS[0];
 }
 
-export function applyTextTransform(text: string, style: TextStyle): string {
-  switch (style.text_transform) {
-    case 'uppercase':
-      return text.toUpperCase();
-    case 'lowercase':
-      return text.toLowerCase();
-    case 'capitalize':
-      return text.replace(/(^|\s)(\p{L})/gu, (_, s: string, c: string) => s + c.toUpperCase());
-    default:
-      return text;
-  }
-}
+export { applyTextTransform } from '../../media/ass.ts';

@@ -8,10 +8,10 @@ import type { AppContext } from '../../context.ts';
 import { editorEdits, editorVideos, videos } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { Tx } from '../credits.ts';
-import { decodeCursor, discardStored, encodeCursor, findMedia, ingest, insertMedia, mediaView, receiveBuffer, type MediaInsert, type MediaRow } from './media.ts';
+import { decodeCursor, discardStored, encodeCursor, findMedia, ingest, insertMedia, mediaView, receiveBuffer, type MediaInsert } from './media.ts';
 import { emptyTimeline, FRAME_SIZES, sortedItems, timelineDuration, type Item, type Timeline, type Track } from './model.ts';
 import { applyOperations, EXTERNAL_OPS, OpError, placeMediaItem, type ProjectState } from './operations.ts';
-import { EditResources, fetchMedia, urlFilename, type MediaInfo } from './resources.ts';
+import { EditResources, fetchMedia, mediaInfo, urlFilename, type MediaInfo } from './resources.ts';
 
 type S = components['schemas'];
 export type EditorVideoView = S['EditorVideo'];
@@ -258,20 +258,6 @@ async function placeOnProject(
   const updated = await saveProject(tx, row, state);
   return { ...placed, version: updated.version };
 }
-
-const mediaInfo = (r: MediaRow | (MediaInsert & { id: string })): MediaInfo => ({
-  id: r.id,
-  kind: r.kind,
-  source: r.source,
-  status: r.status ?? 'completed',
-  contentType: r.contentType,
-  storageKey: r.storageKey,
-  width: r.width ?? null,
-  height: r.height ?? null,
-  durationSeconds: r.durationSeconds ?? null,
-  hasAudio: r.hasAudio ?? null,
-  filename: r.filename ?? null,
-});
 
 export async function addEditorMedia(ctx: AppContext, orgId: string, videoId: number, body: S['AddEditorMediaRequest']): Promise<S['EditorMediaAddition']> {
   if ((body.media_id === undefined) === (body.url === undefined)) {

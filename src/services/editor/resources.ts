@@ -17,7 +17,7 @@ import { FetchRefused } from '../../net/guarded-fetch.ts';
 import { createTranscriptionProvider, TranscriptionFailed, type TranscriptionProvider } from '../../providers/transcription.ts';
 import { findVoice, loadCatalogData } from '../catalog-data.ts';
 import type { Tx } from '../credits.ts';
-import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert } from './media.ts';
+import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert, type MediaRow } from './media.ts';
 
 export interface MediaInfo {
   id: string;
@@ -47,7 +47,8 @@ interface PendingTranscript {
   words: TimedWord[];
 }
 
-const info = (r: MediaInsert & { id: string }): MediaInfo => ({
+/** What edits need to know of a media row (stored or about to be). */
+export const mediaInfo = (r: MediaRow | (MediaInsert & { id: string })): MediaInfo => ({
   id: r.id,
   kind: r.kind,
   source: r.source,
@@ -105,14 +106,14 @@ export class EditResources {
     const mine = this.created.get(id);
     if (mine) {
       this.used.add(id);
-      return info(mine);
+      return mediaInfo(mine);
     }
     if (!this.cache.has(id)) {
       const [row] = await this.db
         .select()
         .from(media)
         .where(and(eq(media.id, id), eq(media.orgId, this.orgId)));
-      this.cache.set(id, row ? info(row) : null);
+      this.cache.set(id, row ? mediaInfo(row) : null);
     }
     return this.cache.get(id) ?? undefined;
   }
@@ -126,13 +127,13 @@ export class EditResources {
       .from(media)
       .where(and(inArray(media.id, missing), eq(media.orgId, this.orgId)));
     for (const id of missing) this.cache.set(id, null);
-    for (const r of rows) this.cache.set(r.id, info(r));
+    for (const r of rows) this.cache.set(r.id, mediaInfo(r));
   }
 
   private adopt(row: MediaInsert & { id: string }): MediaInfo {
     this.created.set(row.id, row);
     this.used.add(row.id);
-    return info(row);
+    return mediaInfo(row);
   }
 
   /** Synthesized speech stored as voice media, with exact word timings. */
@@ -221,7 +222,7 @@ export class EditResources {
       .from(media)
       .where(and(eq(media.orgId, this.orgId), eq(media.storageKey, storageKey)))
       .limit(1);
-    if (existing) return info(existing);
+    if (existing) return mediaInfo(existing);
     const size = (await fs.stat(await this.ctx.storage.localPath(storageKey))).size;
     return this.adopt({
       id: randomUUID(),
