@@ -1,8 +1,9 @@
 // Benchmark: MCP `tools/call` of list_generation_catalog against REST `GET /api/v1/models` on
 // the same service, same run, same machine. The MCP side is the real path a client takes on a
 // stateless endpoint: one POST /mcp per call with an API key (resolved per request, from the
-// short-lived token cache), a new SDK Server and transport, the executor, and the JSON-RPC result
-// with structuredContent (the catalog bytes spliced in, not re-serialised).
+// short-lived token cache), the transport's HTTP checks, the direct path for a plain tools/call
+// (src/mcp/direct.ts: no per-request SDK Server), the executor, and the JSON-RPC result with
+// structuredContent (the catalog bytes written as they are, not re-serialised).
 // Rounds alternate between the two; the median ratio is reported (target ≥ 0.5).
 // Usage: node bench/mcp.ts [--duration S] [--rounds N] [--connections C]
 import { execFile } from 'node:child_process';

@@ -5,7 +5,9 @@
 // challenge), and a tools/call the token's scopes do not allow is refused with a 403 challenge.
 // The transport (./transport.ts) is the SDK transport's stateless JSON mode minus its Node ↔ Web
 // conversion and SSE machinery: it takes the body Fastify parsed, keeps the SDK transport's HTTP
-// rules (406, 415, 400, 202) and answers on the Fastify reply; the SDK Server does the protocol.
+// rules (406, 415, 400, 202) and answers on the Fastify reply; the SDK Server does the protocol,
+// except for a body that is one plain tools/call or tools/list, answered by ./direct.ts the way
+// the Server would (and tested against it) without building a Server for it.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -13,6 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { operationIndex } from '../operations/executor.ts';
 import type { AuthContext } from '../services/api-keys.ts';
+import { answerDirect, directRequest } from './direct.ts';
 import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';
 import { answerPost, StatelessJsonTransport } from './transport.ts';
@@ -85,8 +88,15 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
     const refused = scopeProblem(req.body, auth, urls.resourceMetadata);
     if (refused) return sendBearerError(reply, refused);
 
-    return answerPost(req, reply, (transport) => createServer(deps, auth, transport), (err) =>
-      ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'MCP request failed'),
+    return answerPost(
+      req,
+      reply,
+      (transport) => createServer(deps, auth, transport),
+      (err) => ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'MCP request failed'),
+      (body) => {
+        const request = directRequest(body);
+        return request && answerDirect(request, deps, auth);
+      },
     );
   });
 

@@ -167,6 +167,18 @@ export function errorResult(err: ApiError): CallToolResult {
   };
 }
 
+// The results of pre-serialised replies (the catalog), made once per tool and content: the value
+// is deep-frozen and shared, so its result is too (frozen, answered to every caller alike).
+const sharedResults = new WeakMap<object, Map<string, CallToolResult>>();
+
+function sharedResult(tool: McpToolRow, value: object): CallToolResult {
+  let byTool = sharedResults.get(value);
+  if (!byTool) sharedResults.set(value, (byTool = new Map()));
+  let result = byTool.get(tool.name);
+  if (!result) byTool.set(tool.name, (result = deepFreeze(successResult(tool, value))));
+  return result;
+}
+
 export interface ToolDeps {
   executor: Executor;
   mcpOnly: McpOnlyExecutor;
@@ -188,8 +200,9 @@ export async function runTool(
     if (tool.operationId) {
       const out = await deps.executor.execute(toOperationCall(tool, args, auth));
       const { value, bytes } = replyBody(out);
-      const result = successResult(tool, value);
-      if (bytes && onJson && result.structuredContent === value) onJson(value as object, bytes);
+      if (!bytes) return successResult(tool, value);
+      const result = sharedResult(tool, value as object);
+      if (onJson && result.structuredContent === value) onJson(value as object, bytes);
       return result;
     }
     return successResult(tool, await deps.mcpOnly.execute(tool.name, args, auth));

@@ -306,6 +306,10 @@ const sendJson = (reply: FastifyReply, status: number, body: string) =>
  * buffer) on the raw response, with the headers Fastify's hooks have set (CORS).
  */
 function sendChunks(reply: FastifyReply, chunks: (string | Buffer)[]) {
+  if (reply.raw.destroyed) {
+    reply.hijack(); // the client went away while the answer was made
+    return;
+  }
   const buffers = chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c));
   let length = 0;
   for (const b of buffers) length += b.length;
@@ -333,9 +337,19 @@ export async function answerPost(
   reply: FastifyReply,
   newServer: (transport: StatelessJsonTransport) => Server,
   onError: (err: unknown) => void,
+  direct?: (body: unknown) => Promise<(string | Buffer)[]> | undefined,
 ): Promise<unknown> {
   const post = checkPost(req.raw, req.body);
   if (isRefusal(post)) return sendJson(reply, post.status, post.body);
+  // A message the caller answers without an SDK Server (./direct.ts), once the HTTP rules passed.
+  const answer = direct?.(req.body);
+  if (answer) {
+    try {
+      return sendChunks(reply, await answer);
+    } catch (err) {
+      return failed(reply, err, onError);
+    }
+  }
   const transport = new StatelessJsonTransport();
   const server = newServer(transport);
   await server.connect(transport);
@@ -357,11 +371,16 @@ export async function answerPost(
   } catch (err) {
     answered = true;
     reply.raw.off('close', onClose);
-    if (reply.raw.destroyed || !reply.raw.socket || reply.raw.socket.destroyed) {
-      reply.hijack(); // nobody left to answer
-      return undefined;
-    }
-    onError(err);
-    return sendJson(reply, 500, JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null }));
+    return failed(reply, err, onError);
   }
+}
+
+/** A POST whose answer could not be made: 500 (-32603), unless the client is gone already. */
+function failed(reply: FastifyReply, err: unknown, onError: (err: unknown) => void) {
+  if (reply.raw.destroyed || !reply.raw.socket || reply.raw.socket.destroyed) {
+    reply.hijack(); // nobody left to answer
+    return undefined;
+  }
+  onError(err);
+  return sendJson(reply, 500, JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null }));
 }
