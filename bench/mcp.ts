@@ -4,7 +4,10 @@
 // short-lived token cache), the transport's HTTP checks, the direct path for a plain tools/call
 // (src/mcp/direct.ts: no per-request SDK Server), the executor, and the JSON-RPC result with
 // structuredContent (the catalog bytes written as they are, not re-serialised).
-// Rounds alternate between the two; the median ratio is reported (target ≥ 0.5).
+// Rounds alternate between the two; the median ratio is reported (target ≥ 0.5). The server's CPU
+// time per request is printed beside it: on a small machine the load generator shares the cores,
+// and the REST side (a cached GET) can be bound by it, so the CPU figures tell what each side
+// costs the server.
 // Usage: node bench/mcp.ts [--duration S] [--rounds N] [--connections C]
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { load, median, startService } from './lib/servers.ts';
 
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, connections: { type: 'string', default: '32' } },
+  options: { duration: { type: 'string', default: '5' }, rounds: { type: 'string', default: '5' }, connections: { type: 'string', default: '32' } },
 });
 const duration = Number(values.duration);
 const rounds = Number(values.rounds);
@@ -38,6 +41,16 @@ let mcp: { url: string; method: string; headers: Record<string, string>; body: s
 const ours: number[] = [];
 const base: number[] = [];
 const ratios: number[] = [];
+const cpuRest: number[] = [];
+const cpuMcp: number[] = [];
+/** Runs a load and measures the server's CPU µs per request over it (NaN when unknown). */
+async function measured(run: () => ReturnType<typeof load>) {
+  const before = service.cpuMicros?.();
+  const r = await run();
+  const after = service.cpuMicros?.();
+  return { ...r, cpu: before === undefined || after === undefined || r.total === 0 ? NaN : (after - before) / r.total };
+}
+const cpuText = (us: number) => (Number.isNaN(us) ? 'n/a' : `${us.toFixed(0)} µs`);
 try {
   const org = await admin('org', 'create', '--name', 'Bench', '--plan', 'paid');
   const key = await admin('key', 'create', '--org', org.id, '--scopes', 'generations:read');
@@ -64,13 +77,18 @@ try {
   await load(rest.url, { duration: 2, connections });
   await load(mcp.url, { duration: 3, connections, method: 'POST', headers: mcp.headers, body: mcp.body });
   for (let i = 0; i < rounds; i++) {
-    const r = await load(rest.url, { duration, connections });
-    const m = await load(mcp.url, { duration, connections, method: 'POST', headers: mcp.headers, body: mcp.body });
+    const r = await measured(() => load(rest.url, { duration, connections }));
+    const m = await measured(() => load(mcp.url, { duration, connections, method: 'POST', headers: mcp.headers, body: mcp.body }));
     if (m.non2xx || m.errors || r.non2xx || r.errors) throw new Error(`non-2xx or errors: REST ${r.non2xx}/${r.errors}, MCP ${m.non2xx}/${m.errors}`);
     base.push(r.rps);
     ours.push(m.rps);
     ratios.push(m.rps / r.rps);
-    say(`  round ${i + 1}: REST GET /models ${r.rps.toFixed(0)} req/s (p99 ${r.p99} ms) | MCP tools/call ${m.rps.toFixed(0)} req/s (p99 ${m.p99} ms) | ratio ${(m.rps / r.rps).toFixed(3)}`);
+    cpuRest.push(r.cpu);
+    cpuMcp.push(m.cpu);
+    say(
+      `  round ${i + 1}: REST GET /models ${r.rps.toFixed(0)} req/s (p99 ${r.p99} ms, server CPU ${cpuText(r.cpu)}/req) | ` +
+        `MCP tools/call ${m.rps.toFixed(0)} req/s (p99 ${m.p99} ms, server CPU ${cpuText(m.cpu)}/req) | ratio ${(m.rps / r.rps).toFixed(3)}`,
+    );
   }
 } finally {
   await service.stop();
@@ -78,4 +96,5 @@ try {
 }
 const ratio = median(ratios);
 say(`mcp bench: REST median ${median(base).toFixed(0)} req/s, MCP median ${median(ours).toFixed(0)} req/s`);
+say(`mcp bench: server CPU per request, median: REST ${cpuText(median(cpuRest))}, MCP ${cpuText(median(cpuMcp))}`);
 say(`mcp bench: RATIO ${ratio.toFixed(3)} (target ≥ 0.5) ${ratio >= 0.5 ? 'MET' : 'NOT MET'}`);

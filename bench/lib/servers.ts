@@ -11,6 +11,24 @@ const root = path.resolve(import.meta.dirname, '../..');
 export interface Running {
   url: string;
   stop(): Promise<void>;
+  /** CPU time (user + system) the server process has used so far, in µs; undefined off Linux. */
+  cpuMicros?(): number | undefined;
+}
+
+// Clock ticks per second of /proc/<pid>/stat (USER_HZ): 100 on every Linux build that matters.
+const USER_HZ = 100;
+
+/** utime + stime of a process from /proc, in µs (undefined where /proc is missing). */
+function processCpuMicros(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at state (field 3).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / USER_HZ;
+  } catch {
+    return undefined;
+  }
 }
 
 function waitFor(child: ChildProcess, re: RegExp, what: string): Promise<RegExpExecArray> {
@@ -45,7 +63,11 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const m = await waitFor(child, /API listening on (\S+)\/api\/v1/, 'service');
-  return { url: m[1], stop: stopper(child, () => dataDir && fs.rmSync(dataDir, { recursive: true, force: true })) };
+  return {
+    url: m[1],
+    stop: stopper(child, () => dataDir && fs.rmSync(dataDir, { recursive: true, force: true })),
+    cpuMicros: () => processCpuMicros(child.pid),
+  };
 }
 
 /** A bare Fastify server answering one route with fixed bytes: the ceiling for a static GET. */
@@ -66,6 +88,8 @@ export interface LoadResult {
   p99: number;
   errors: number;
   non2xx: number;
+  /** Requests completed in the run. */
+  total: number;
 }
 
 export async function load(
@@ -82,7 +106,7 @@ export async function load(
     // `[<id>]` in headers/body becomes a fresh id per request (e.g. unique idempotency keys).
     idReplacement: opts.idReplacement ?? false,
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, total: r.requests.total };
 }
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
