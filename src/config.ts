@@ -10,6 +10,11 @@ export interface Config {
   publicBaseUrl: string;
   apiOnly: boolean;
   bodyLimitBytes: number;
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client IP (Fastify's trustProxy): false
+   * (the socket's peer), true (any), a hop count, or addresses/CIDRs.
+   */
+  trustProxy: boolean | number | string[];
   logLevel: string;
   demoWorkspace: boolean;
   /** HMAC secret of signed media URLs; unset: one generated and kept in the database (shared by every node). */
@@ -55,6 +60,14 @@ export interface OAuthConfig {
   sessionTtlSeconds: number;
   /** How long an API node reuses a resolved /mcp bearer token (0: resolve on every request). */
   mcpAuthCacheSeconds: number;
+  /** Client registrations (POST /oauth/register) per client IP per hour. */
+  registrationsPerHour: number;
+  /** Authorization requests (GET /oauth/authorize) per client IP per 15 minutes. */
+  authorizationsPer15Min: number;
+  /** Failed sign-ins per account (email) per 15 minutes; then the account's sign-in waits. */
+  signInFailuresPerAccount: number;
+  /** Failed sign-ins per client IP per 15 minutes, whatever the accounts. */
+  signInFailuresPerIp: number;
 }
 
 export interface ProviderConfig {
@@ -118,6 +131,21 @@ function transcriptionConfig(env: NodeJS.ProcessEnv): TranscriptionConfig {
   };
 }
 
+/** TRUST_PROXY: unset/false, true, a hop count, or a comma-separated list of addresses/CIDRs. */
+function trustProxy(raw: string | undefined): boolean | number | string[] {
+  const v = (raw ?? '').trim();
+  if (v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true') return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+  for (const x of list) {
+    if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(x) && !['loopback', 'linklocal', 'uniquelocal'].includes(x)) {
+      throw new Error(`Environment variable TRUST_PROXY must be true, false, a hop count or addresses/CIDRs, got "${raw}"`);
+    }
+  }
+  return list;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -135,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl,
     apiOnly: bool(env, 'API_ONLY', false),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     logLevel: env.LOG_LEVEL || 'info',
     demoWorkspace: bool(env, 'DEMO_WORKSPACE', true),
     mediaSigningSecret: env.MEDIA_SIGNING_SECRET || undefined,
@@ -155,6 +184,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       codeTtlSeconds: int(env, 'OAUTH_CODE_TTL_SECONDS', 60, 1, 600),
       sessionTtlSeconds: int(env, 'OAUTH_SESSION_TTL_SECONDS', 8 * 3600, 60, 30 * 24 * 3600),
       mcpAuthCacheSeconds: int(env, 'MCP_AUTH_CACHE_SECONDS', 5, 0, 300),
+      registrationsPerHour: int(env, 'RATE_LIMIT_OAUTH_REGISTRATIONS', 60, 1),
+      authorizationsPer15Min: int(env, 'RATE_LIMIT_OAUTH_AUTHORIZATIONS', 300, 1),
+      signInFailuresPerAccount: int(env, 'RATE_LIMIT_SIGN_IN_FAILURES', 10, 1),
+      signInFailuresPerIp: int(env, 'RATE_LIMIT_SIGN_IN_FAILURES_PER_IP', 100, 1),
     },
     transcription: transcriptionConfig(env),
     exportConcurrency: int(env, 'EXPORT_CONCURRENCY', 1, 1, 16),

@@ -11,6 +11,7 @@ import { startBoss, startWorkers } from './jobs/boss.ts';
 import { jobQueue } from './jobs/queue.ts';
 import { createGuardedFetcher } from './net/guarded-fetch.ts';
 import { createRateLimiter } from './services/rate-limit.ts';
+import { oauthRateLimiters } from './services/oauth-limits.ts';
 import { sharedSecret } from './services/secrets.ts';
 import { localStorage } from './storage/index.ts';
 
@@ -78,6 +79,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       queue: jobQueue(boss),
       rateLimiters: {
         generations: createRateLimiter(rateLimitDb, 'generations', config.rateLimitGenerations, config.rateLimitWindowSeconds),
+        ...oauthRateLimiters(rateLimitDb, config),
       },
       fetcher: createGuardedFetcher(config.outboundAllowIps),
     };

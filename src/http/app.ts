@@ -63,11 +63,15 @@ function fromFastifyError(err: FastifyError): ApiError | undefined {
   return undefined;
 }
 
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
+
 export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: BuildOptions): { app: FastifyInstance; executor: Executor } {
   const executor = createExecutor(ctx, handlers);
   const app = Fastify({
     logger,
     bodyLimit: ctx.config.bodyLimitBytes,
+    // A hop count as the function Fastify builds for it (its types omit the number form).
+    trustProxy: typeof ctx.config.trustProxy === 'number' ? trustHops(ctx.config.trustProxy) : ctx.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
 

@@ -18,7 +18,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import openapi from '../../generated/openapi.json' with { type: 'json' };
 import type { AppContext } from '../context.ts';
 import { SCOPES } from '../services/api-keys.ts';
-import { getSignedInMember, verifyMemberPassword } from '../services/members.ts';
+import { getSignedInMember, normalizeEmail, verifyMemberPassword } from '../services/members.ts';
+import { OAUTH_LIMITS, waitText } from '../services/oauth-limits.ts';
 import {
   approveRequest,
   authenticateClient,
@@ -181,8 +182,21 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
   );
 
   // --------------------------------------------------------------------------- registration
+  /** A refusal for too many requests: 429 with Retry-After (the OAuth error is the caller's). */
+  const limited = (reply: FastifyReply, retryAfterSeconds: number) => reply.header('retry-after', String(retryAfterSeconds));
+  const limiter = (policy: string) => {
+    const l = ctx.rateLimiters[policy];
+    if (!l) throw new Error(`No rate limiter configured for policy ${policy}`);
+    return l;
+  };
+
   app.post('/oauth/register', { bodyLimit: FORM_LIMIT }, async (req, reply) => {
     try {
+      const decision = await limiter(OAUTH_LIMITS.register).consume(req.ip);
+      if (!decision.allowed) {
+        limited(reply, decision.retryAfterSeconds);
+        throw new OAuthError('temporarily_unavailable', `Too many client registrations from this address; retry in ${waitText(decision.retryAfterSeconds)}`, 429);
+      }
       const client = await registerClient(ctx.db, req.body);
       return reply.code(201).header('cache-control', 'no-store').header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(client));
     } catch (err) {
@@ -237,6 +251,11 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
       return fail('invalid_target', `Unknown resource ${resource}: this server issues tokens for ${urls.resource} only`);
     }
 
+    const decision = await limiter(OAUTH_LIMITS.authorize).consume(req.ip);
+    if (!decision.allowed) {
+      limited(reply, decision.retryAfterSeconds);
+      return fail('temporarily_unavailable', `Too many sign-in requests from this address; retry in ${waitText(decision.retryAfterSeconds)}`);
+    }
     let session = await findBrowserSession(ctx.db, readCookie(req, COOKIE));
     if (!session) {
       session = await createBrowserSession(ctx.db, cfg);
@@ -332,11 +351,25 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
     if (!c) return reply;
     const email = (c.form.get('email') ?? '').trim();
     const password = c.form.get('password') ?? '';
-    const again = (message: string) =>
-      sendPage(reply, 400, signInPage({ client: clientView(c.request), requestId: c.request.id, csrf: csrfToken(c.session, c.request.id), email, error: message }));
+    const again = (message: string, status = 400) =>
+      sendPage(reply, status, signInPage({ client: clientView(c.request), requestId: c.request.id, csrf: csrfToken(c.session, c.request.id), email, error: message }));
     if (!email || !password) return again(!email ? 'Enter your email address.' : 'Enter your password.');
+    // Failed sign-ins are limited per account and per address (src/services/oauth-limits.ts).
+    const account = normalizeEmail(email);
+    const accountLimit = limiter(OAUTH_LIMITS.signInAccount);
+    const ipLimit = limiter(OAUTH_LIMITS.signInIp);
+    const checks = await Promise.all([accountLimit.peek(account), ipLimit.peek(req.ip)]);
+    const blocked = checks.find((d) => !d.allowed);
+    if (blocked) {
+      limited(reply, blocked.retryAfterSeconds);
+      return again(`Too many failed sign-in attempts. Wait ${waitText(blocked.retryAfterSeconds)}, then try again.`, 429);
+    }
     const member = await verifyMemberPassword(ctx.db, email, password);
-    if (!member) return again('The email or password is incorrect. Check both and try again.');
+    if (!member) {
+      await Promise.all([accountLimit.consume(account), ipLimit.consume(req.ip)]);
+      return again('The email or password is incorrect. Check both and try again.');
+    }
+    await accountLimit.reset(account);
     const session = await switchBrowserSession(ctx.db, cfg, c.session, member.id);
     setSessionCookie(reply, session);
     return reply.code(303).header('cache-control', 'no-store').header('location', `/oauth/consent?request=${c.request.id}`).send();

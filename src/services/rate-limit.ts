@@ -1,6 +1,7 @@
-// Per-organization rate limits, shared by every API process: rate-limiter-flexible's Drizzle
-// store keeps fixed-window counters in PostgreSQL (rate_limits) and counts with one atomic
-// INSERT … ON CONFLICT DO UPDATE … RETURNING per request.
+// Rate limits shared by every API process: rate-limiter-flexible's Drizzle store keeps
+// fixed-window counters in PostgreSQL (rate_limits) and counts with one atomic
+// INSERT … ON CONFLICT DO UPDATE … RETURNING per request. Keys are per policy: an organization
+// (generations), a client IP (OAuth registration, authorization), an account (sign-in failures).
 import { RateLimiterDrizzle, RateLimiterRes } from 'rate-limiter-flexible';
 import { lt } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
@@ -16,7 +17,12 @@ export interface RateLimiter {
   readonly policy: string;
   readonly limit: number;
   readonly windowSeconds: number;
-  consume(orgId: string): Promise<RateLimitDecision>;
+  /** Counts one request of `key`; refused once `limit` were counted in the window. */
+  consume(key: string): Promise<RateLimitDecision>;
+  /** Whether `key` may go on, without counting (for limits that count failures only). */
+  peek(key: string): Promise<RateLimitDecision>;
+  /** Forgets what `key` used (a successful sign-in clears its failures). */
+  reset(key: string): Promise<void>;
 }
 
 export function createRateLimiter(db: Db, policy: string, limit: number, windowSeconds: number): RateLimiter {
@@ -49,13 +55,21 @@ export function createRateLimiter(db: Db, policy: string, limit: number, windowS
     policy,
     limit,
     windowSeconds,
-    async consume(orgId) {
+    async consume(key) {
       try {
-        return decide(await limiter.consume(orgId, 1), true);
+        return decide(await limiter.consume(key, 1), true);
       } catch (err) {
         if (err instanceof RateLimiterRes) return decide(err, false);
         throw err;
       }
+    },
+    async peek(key) {
+      const res = await limiter.get(key);
+      if (!res) return decide(new RateLimiterRes(limit, windowSeconds * 1000, 0), true);
+      return decide(res, res.consumedPoints < limit);
+    },
+    async reset(key) {
+      await limiter.delete(key);
     },
   };
 }
