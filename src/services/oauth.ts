@@ -581,3 +581,45 @@ export async function resolveAccessToken(db: Db, token: string, resource: string
   if (!sameResource(row.resource, resource)) return { refused: `This access token was issued for another resource (${row.resource})` };
   return { orgId: row.orgId, keyId: row.grantId, scopes: row.scopes, plan: row.plan, expiresAt: row.expiresAt };
 }
+
+/** How long rows outlive their expiry before the maintenance job deletes them (for audits and support). */
+export const OAUTH_RETENTION_SECONDS = 24 * 3600;
+
+export interface OAuthPurge {
+  codes: number;
+  tokens: number;
+  sessions: number;
+  requests: number;
+  grants: number;
+}
+
+/**
+ * Deletes what can no longer be used, a day after it expired: codes, access and refresh tokens
+ * (a refresh token presented after its row is gone is simply unknown: invalid_grant), browser
+ * sessions (their pending requests go with them), pending requests, and grants older than a day
+ * left with no token and no code. Registered clients are kept: a client may register once and
+ * come back months later.
+ */
+export async function purgeExpiredOAuth(db: Db, now = new Date()): Promise<OAuthPurge> {
+  const before = new Date(now.getTime() - OAUTH_RETENTION_SECONDS * 1000);
+  return db.transaction(async (tx) => {
+    const codes = await tx.delete(oauthCodes).where(lt(oauthCodes.expiresAt, before)).returning({ k: oauthCodes.codeHash });
+    const tokens = await tx.delete(oauthTokens).where(lt(oauthTokens.expiresAt, before)).returning({ k: oauthTokens.id });
+    const requests = await tx
+      .delete(oauthAuthorizationRequests)
+      .where(lt(oauthAuthorizationRequests.expiresAt, before))
+      .returning({ k: oauthAuthorizationRequests.id });
+    const sessions = await tx.delete(oauthBrowserSessions).where(lt(oauthBrowserSessions.expiresAt, before)).returning({ k: oauthBrowserSessions.id });
+    const grants = await tx
+      .delete(oauthGrants)
+      .where(
+        and(
+          lt(oauthGrants.createdAt, before),
+          sql`not exists (select 1 from ${oauthTokens} where ${oauthTokens.grantId} = ${oauthGrants.id})`,
+          sql`not exists (select 1 from ${oauthCodes} where ${oauthCodes.grantId} = ${oauthGrants.id})`,
+        ),
+      )
+      .returning({ k: oauthGrants.id });
+    return { codes: codes.length, tokens: tokens.length, sessions: sessions.length, requests: requests.length, grants: grants.length };
+  });
+}

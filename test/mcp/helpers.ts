@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Test } from 'tap';
 import { createMember } from '../../src/services/members.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { startTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -21,11 +21,11 @@ export async function freePort(): Promise<number> {
 }
 
 /** The service with PUBLIC_BASE_URL equal to the address it listens on. */
-export async function startMcpApp(t: Test, env: Record<string, string> = {}): Promise<TestApp> {
+export async function startMcpApp(t: Test, env: Record<string, string> = {}, opts: TestAppOptions = {}): Promise<TestApp> {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     try {
-      return await startTestApp(t, { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...env });
+      return await startTestApp(t, { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...env }, opts);
     } catch (err) {
       if (attempt < 3 && /EADDRINUSE/.test(String(err))) continue;
       throw err;
