@@ -696,9 +696,15 @@ export interface components {
             /** @description Passed as avatar_id. */
             id: string;
             name: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The avatar's portrait (public avatars: an SVG).
+             */
             imageUrl: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description A short video of the avatar (public avatars: a 4-second 720×900 H.264 MP4, made on first request, so the first fetch may take a few seconds; range requests are supported).
+             */
             videoUrl: string;
             /** @description True for the workspace's own avatars, false for the public set. */
             isCustom: boolean;
@@ -708,7 +714,10 @@ export interface components {
             /** @description Passed as voice_id. */
             id: string;
             name: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description A spoken sample of the voice (built-in voices: a WAV of one sentence in the voice's language, made on first request, so the first fetch may take a second).
+             */
             preview_url: string;
             /** @enum {string} */
             source: "built_in" | "custom_clone";

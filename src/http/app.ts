@@ -10,6 +10,7 @@ import type { AppContext } from '../context.ts';
 import { ApiError, isRetryableStatus, type ErrorCode } from '../errors.ts';
 import { createExecutor, operationIndex, type Executor } from '../operations/executor.ts';
 import { bindHandlers } from '../operations/registry.ts';
+import { sampleFor, sampleStore } from '../media/catalog-samples.ts';
 import { registerMcp } from '../mcp/index.ts';
 import type { Handler, OperationId, Reply } from '../operations/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog-data.ts';
@@ -115,6 +116,27 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
     index: false,
     maxAge: '1d',
     immutable: false,
+  });
+
+  // The catalog's voice samples and avatar videos, made on first request (src/media/catalog-samples.ts)
+  // at the preview URLs the catalog gives; more specific than the static previews' wildcard.
+  app.register(async (scope) => {
+    const store = sampleStore(ctx.config.dataDir);
+    await scope.register(fastifyStatic, { root: store.root, serve: false, decorateReply: true, index: false, maxAge: '1d', immutable: false });
+    const serve = (dir: string, ext: string) => async (req: FastifyRequest, reply: FastifyReply) => {
+      const rel = `${dir}/${(req.params as { id: string }).id}.${ext}`;
+      const sample = sampleFor(rel);
+      if (!sample) return sendError(reply, new ApiError('not_found', `No catalog preview at ${PREVIEW_PREFIX}${rel}`));
+      try {
+        await store.ensure(sample);
+      } catch (err) {
+        ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, sample: rel }, 'catalog sample could not be made');
+        return sendError(reply, new ApiError('server_error', 'This preview could not be made just now; retry shortly'));
+      }
+      return reply.type(sample.contentType).sendFile(rel);
+    };
+    scope.get(`${PREVIEW_PREFIX}voices/:id.wav`, serve('voices', 'wav'));
+    scope.get(`${PREVIEW_PREFIX}avatars/:id.mp4`, serve('avatars', 'mp4'));
   });
 
   // Stored media at signed, expiring URLs (storage.signedUrl), outside the API contract like a CDN.

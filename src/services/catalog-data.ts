@@ -157,7 +157,7 @@ export interface RawCatalog {
 export interface RawVoice {
   id: string;
   name: string;
-  /** Relative path of an audio sample (voices/<id>.wav); the file may not exist yet. */
+  /** Relative path of the spoken sample (voices/<id>.wav), made on first request (src/media/catalog-samples.ts). */
   preview: string;
   source: 'built_in';
   locale: string[];
@@ -176,7 +176,7 @@ export interface RawAvatar {
   name: string;
   /** Relative SVG path (avatars/<id>.svg). */
   image: string;
-  /** Relative video path (avatars/<id>.mp4); the file may not exist yet. */
+  /** Relative video path (avatars/<id>.mp4), made on first request (src/media/catalog-samples.ts). */
   video: string;
   description: string;
   gender: Gender;
