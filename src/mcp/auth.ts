@@ -4,6 +4,7 @@
 // challenge (RFC 6750 §3.1) naming it.
 import { hash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
+import type { Sql } from '../db/client.ts';
 import { ApiError } from '../errors.ts';
 import { authenticate, type AuthContext } from '../services/api-keys.ts';
 import { resolveAccessToken } from '../services/oauth.ts';
@@ -68,10 +69,34 @@ export function insufficientScope(resourceMetadata: string, needed: string[], gr
 
 // Resolved tokens, reused for MCP_AUTH_CACHE_SECONDS (never past an access token's expiry): a
 // stateless MCP client sends its token with every message, and resolving it is a database round
-// trip that would dominate cheap tool calls. Revocation, expiry of API keys and plan changes
-// therefore take effect on /mcp within that many seconds. Keyed by the token's SHA-256.
+// trip that would dominate cheap tool calls. Keyed by the token's SHA-256.
+// Every change that can alter a resolved answer (a key or token revoked, a grant revoked, a plan
+// changed, a member deleted) fires a trigger that notifies channel auth_changed on commit
+// (migration 0007); every API node listens and empties its cache, so revocation reaches /mcp at
+// once. The TTL remains the bound when a notification is lost (the listening connection is
+// re-established and the cache emptied again then). A resolution that started before a clear is
+// not cached (`generation`), so a revocation racing with a cache miss cannot be undone by it.
 const MAX_CACHED = 10_000;
 const cache = new Map<string, { auth: AuthContext; until: number }>();
+let generation = 0;
+
+/** Empties the cache of resolved tokens (on auth_changed, and when listening (re)starts). */
+export function forgetResolvedTokens(): void {
+  generation++;
+  cache.clear();
+}
+
+export const AUTH_CHANGED_CHANNEL = 'auth_changed';
+
+/**
+ * Listens to auth_changed on `sql` (a dedicated connection postgres.js keeps and re-establishes);
+ * resolves once listening, with the function that stops it.
+ */
+export async function listenForAuthChanges(sql: Sql): Promise<() => Promise<void>> {
+  // On (re)connection as well: anything may have changed while nobody listened.
+  const { unlisten } = await sql.listen(AUTH_CHANGED_CHANNEL, forgetResolvedTokens, forgetResolvedTokens);
+  return unlisten;
+}
 
 function remember(key: string, auth: AuthContext, until: number) {
   if (cache.size >= MAX_CACHED) {
@@ -99,8 +124,9 @@ export async function resolveBearer(ctx: AppContext, header: string | undefined)
   const hit = cache.get(key);
   const now = Date.now();
   if (hit && hit.until > now) return hit.auth;
+  const started = generation;
   const { auth, expiresAt } = await resolveUncached(ctx, header);
-  remember(key, auth, Math.min(now + ttl, expiresAt?.getTime() ?? Infinity));
+  if (started === generation) remember(key, auth, Math.min(now + ttl, expiresAt?.getTime() ?? Infinity));
   return auth;
 }
 

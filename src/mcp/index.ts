@@ -7,7 +7,7 @@ import type { Executor } from '../operations/executor.ts';
 import { createMcpOnlyExecutor } from '../operations/mcp-tools.ts';
 import { bindMcpOnlyTools } from '../operations/registry.ts';
 import { OAuthError } from '../services/oauth.ts';
-import { MCP_PATH } from './auth.ts';
+import { listenForAuthChanges, MCP_PATH } from './auth.ts';
 import { registerMcpEndpoint, sendNotAllowed } from './endpoint.ts';
 import { JSON_ENDPOINTS, registerOAuth, sendOAuthError, sendPage } from './oauth.ts';
 import { errorPage } from './pages.ts';
@@ -34,5 +34,10 @@ export function registerMcp(app: FastifyInstance, ctx: AppContext, executor: Exe
     });
     registerOAuth(scope, ctx);
     registerMcpEndpoint(scope, ctx, { executor, mcpOnly, log: ctx.log });
+    // Resolved bearer tokens are forgotten as soon as any node commits a revocation (src/mcp/auth.ts).
+    if (ctx.config.oauth.mcpAuthCacheSeconds > 0) {
+      const unlisten = await listenForAuthChanges(ctx.sql);
+      scope.addHook('onClose', async () => unlisten().catch(() => {}));
+    }
   });
 }
