@@ -6,7 +6,7 @@ import { hash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import type { Sql } from '../db/client.ts';
 import { ApiError } from '../errors.ts';
-import { authenticate, type AuthContext } from '../services/api-keys.ts';
+import { resolveApiKey, type AuthContext } from '../services/api-keys.ts';
 import { resolveAccessToken } from '../services/oauth.ts';
 
 export const MCP_PATH = '/mcp';
@@ -144,7 +144,7 @@ async function resolveUncached(ctx: AppContext, header: string | undefined): Pro
   const token = m[1];
   if (token.startsWith('mapi_')) {
     try {
-      return { auth: await authenticate(ctx.db, header) };
+      return await resolveApiKey(ctx.db, header);
     } catch (err) {
       if (err instanceof ApiError) throw unauthorized(urls.resourceMetadata, err, true);
       throw err;

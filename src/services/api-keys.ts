@@ -61,6 +61,11 @@ export async function revokeApiKey(db: Db, id: string): Promise<boolean> {
 
 /** Resolves an Authorization header to the key's workspace, or throws the seed's 401s. */
 export async function authenticate(db: Db, header: string | undefined): Promise<AuthContext> {
+  return (await resolveApiKey(db, header)).auth;
+}
+
+/** authenticate, with the key's expiry (for callers that cache the answer). */
+export async function resolveApiKey(db: Db, header: string | undefined): Promise<{ auth: AuthContext; expiresAt: Date | undefined }> {
   if (header === undefined || header.trim() === '') {
     throw new ApiError('unauthorized', 'Missing bearer token: send "Authorization: Bearer <API key>"');
   }
@@ -95,5 +100,5 @@ export async function authenticate(db: Db, header: string | undefined): Promise<
         () => {},
       );
   }
-  return { orgId: row.orgId, keyId: row.id, scopes: row.scopes, plan: row.plan };
+  return { auth: { orgId: row.orgId, keyId: row.id, scopes: row.scopes, plan: row.plan }, expiresAt: row.expiresAt ?? undefined };
 }

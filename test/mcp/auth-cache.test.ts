@@ -5,6 +5,7 @@
 // last_used_at, credits) notify nothing and keep the cache.
 import postgres from 'postgres';
 import t from 'tap';
+import { createApiKey } from '../../src/services/api-keys.ts';
 import { member, oauthTokens, startMcpApp } from './helpers.ts';
 
 const app = await startMcpApp(t, { MCP_AUTH_CACHE_SECONDS: '300' });
@@ -99,4 +100,14 @@ t.test('deleting a member ends the grants of its tokens at once', async (t) => {
   await other`delete from members where id = ${m.id}`;
   const res = await until(() => call(tokens.access_token, 'get_workspace'), (r) => r.status === 401);
   t.equal(res.status, 401);
+});
+
+t.test('a cached key is never used past its expiry', async (t) => {
+  const ws = await app.workspace();
+  const key = await createApiKey(app.service.ctx.db, { orgId: ws.orgId, scopes: ['generations:read'], expiresInSeconds: 2 });
+  notes.length = 0;
+  t.equal((await call(key.key, 'get_workspace')).status, 200, 'resolved and cached');
+  await new Promise((r) => setTimeout(r, 2100));
+  t.equal((await call(key.key, 'get_workspace')).status, 401, 'expired: refused although the cache lasts 300 s');
+  t.same(notes, [], 'by its expiry, with no notification');
 });
