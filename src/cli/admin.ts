@@ -6,6 +6,7 @@ import { loadConfig } from '../config.ts';
 import { openDatabase, type Database } from '../db/client.ts';
 import { createApiKey, revokeApiKey, validateScopes } from '../services/api-keys.ts';
 import { checkEmail, checkPassword, createMember, MemberError } from '../services/members.ts';
+import { listGrants, revokeGrantById } from '../services/oauth.ts';
 import { createOrganization, getOrganization, grantCredits, isUuid, setPlan, type Plan } from '../services/organizations.ts';
 
 const USAGE = `Usage: npm run -s admin -- <command>
@@ -14,7 +15,9 @@ const USAGE = `Usage: npm run -s admin -- <command>
   credits grant --org ID --amount N
   key create --org ID --scopes a,b [--expires-in SECONDS] [--name NAME]
   key revoke --id KEY_ID
-  member create --org ID --email EMAIL --password PASSWORD`;
+  member create --org ID --email EMAIL --password PASSWORD
+  grant list --org ID        the apps members connected over OAuth (MCP clients)
+  grant revoke --id GRANT_ID disconnect one: its tokens stop working at once`;
 
 class UsageError extends Error {}
 class CommandError extends Error {}
@@ -135,6 +138,18 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
         if (err instanceof MemberError) throw new CommandError(err.message);
         throw err;
       }
+    }
+    case 'grant list': {
+      const id = orgId(need(opts, 'org'));
+      const { db } = await database();
+      if (!(await getOrganization(db, id))) throw new CommandError(`organization ${id} not found`);
+      return { object: 'list', org: id, data: await listGrants(db, id) };
+    }
+    case 'grant revoke': {
+      const id = need(opts, 'id');
+      const { db } = await database();
+      if (!(await revokeGrantById(db, id))) throw new CommandError(`grant ${id} not found`);
+      return { object: 'oauth_grant', id, revoked: true };
     }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');

@@ -623,3 +623,77 @@ export async function purgeExpiredOAuth(db: Db, now = new Date()): Promise<OAuth
     return { codes: codes.length, tokens: tokens.length, sessions: sessions.length, requests: requests.length, grants: grants.length };
   });
 }
+
+/** A member's approval of a client, as the admin CLI lists it. */
+export interface GrantSummary {
+  object: 'oauth_grant';
+  id: string;
+  client_id: string;
+  client_name: string | null;
+  member_email: string;
+  scopes: string[];
+  resource: string;
+  created_at: string;
+  revoked_at: string | null;
+  revoked_reason: string | null;
+  /** Unrevoked, unexpired access and refresh tokens of the grant. */
+  live_tokens: number;
+  /** When the grant last had a token issued (sign-in or refresh). */
+  last_token_at: string | null;
+}
+
+/** The grants (connected apps) of an organization's members, newest first. */
+export async function listGrants(db: Db, orgId: string): Promise<GrantSummary[]> {
+  if (!isUuid(orgId)) return [];
+  const rows = await db.execute<{
+    id: string;
+    client_id: string;
+    client_name: string | null;
+    member_email: string;
+    scopes: string[];
+    resource: string;
+    created_at: Date;
+    revoked_at: Date | null;
+    revoked_reason: string | null;
+    live_tokens: number;
+    last_token_at: Date | null;
+  }>(sql`
+    select g.id, g.client_id, c.client_name, m.email as member_email, g.scopes, g.resource, g.created_at, g.revoked_at,
+           g.revoked_reason,
+           (select count(*)::int from ${oauthTokens} t where t.grant_id = g.id and t.revoked_at is null and t.expires_at > now()) as live_tokens,
+           (select max(t.created_at) from ${oauthTokens} t where t.grant_id = g.id) as last_token_at
+      from ${oauthGrants} g
+      join ${oauthClients} c on c.id = g.client_id
+      join members m on m.id = g.member_id
+     where g.org_id = ${orgId}
+     order by g.created_at desc, g.id`);
+  const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+  return rows.map((r) => ({
+    object: 'oauth_grant' as const,
+    id: r.id,
+    client_id: r.client_id,
+    client_name: r.client_name,
+    member_email: r.member_email,
+    scopes: r.scopes,
+    resource: r.resource,
+    created_at: iso(r.created_at)!,
+    revoked_at: iso(r.revoked_at),
+    revoked_reason: r.revoked_reason,
+    live_tokens: r.live_tokens,
+    last_token_at: iso(r.last_token_at),
+  }));
+}
+
+/**
+ * Revokes a grant and every token issued from it (the client must send the member through sign-in
+ * and consent again). False when there is no such grant; true also when it was revoked already.
+ */
+export async function revokeGrantById(db: Db, grantId: string, reason = 'revoked_by_admin'): Promise<boolean> {
+  if (!isUuid(grantId)) return false;
+  return db.transaction(async (tx) => {
+    const [grant] = await tx.select({ id: oauthGrants.id }).from(oauthGrants).where(eq(oauthGrants.id, grantId)).for('update');
+    if (!grant) return false;
+    await revokeGrant(tx, grantId, reason);
+    return true;
+  });
+}
