@@ -645,19 +645,12 @@ export interface GrantSummary {
 /** The grants (connected apps) of an organization's members, newest first. */
 export async function listGrants(db: Db, orgId: string): Promise<GrantSummary[]> {
   if (!isUuid(orgId)) return [];
-  const rows = await db.execute<{
-    id: string;
-    client_id: string;
-    client_name: string | null;
-    member_email: string;
-    scopes: string[];
-    resource: string;
+  type Row = Omit<GrantSummary, 'object' | 'created_at' | 'revoked_at' | 'last_token_at'> & {
     created_at: Date;
     revoked_at: Date | null;
-    revoked_reason: string | null;
-    live_tokens: number;
     last_token_at: Date | null;
-  }>(sql`
+  };
+  const rows = await db.execute<Row>(sql`
     select g.id, g.client_id, c.client_name, m.email as member_email, g.scopes, g.resource, g.created_at, g.revoked_at,
            g.revoked_reason,
            (select count(*)::int from ${oauthTokens} t where t.grant_id = g.id and t.revoked_at is null and t.expires_at > now()) as live_tokens,
