@@ -143,7 +143,7 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       const id = orgId(need(opts, 'org'));
       const { db } = await database();
       if (!(await getOrganization(db, id))) throw new CommandError(`organization ${id} not found`);
-      return { object: 'list', org: id, data: await listGrants(db, id) };
+      return { object: 'list', org: id, data: await listGrants(db, { orgId: id }) };
     }
     case 'grant revoke': {
       const id = need(opts, 'id');

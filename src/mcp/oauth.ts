@@ -4,6 +4,7 @@
 //   POST /oauth/register                               RFC 7591 dynamic client registration
 //   GET  /oauth/authorize                              authorization code + PKCE S256 (+ RFC 8707 resource)
 //   GET/POST /oauth/sign-in, /oauth/consent, POST /oauth/sign-out   the member's pages
+//   GET/POST /oauth/connections                       the member's connected apps (disconnect)
 //   POST /oauth/token                                  authorization_code and refresh_token grants
 //   POST /oauth/revoke                                 RFC 7009
 // Errors follow RFC 6749: before the client and its redirect URI are known, a page (never a
@@ -18,7 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import openapi from '../../generated/openapi.json' with { type: 'json' };
 import type { AppContext } from '../context.ts';
 import { SCOPES } from '../services/api-keys.ts';
-import { getSignedInMember, normalizeEmail, verifyMemberPassword } from '../services/members.ts';
+import { getSignedInMember, normalizeEmail, verifyMemberPassword, type SignedInMember } from '../services/members.ts';
 import { OAUTH_LIMITS, waitText } from '../services/oauth-limits.ts';
 import {
   approveRequest,
@@ -33,6 +34,8 @@ import {
   exchangeCode,
   findBrowserSession,
   getAuthorizationRequest,
+  listGrants,
+  revokeGrantById,
   getClient,
   matchRedirectUri,
   OAuthError,
@@ -48,7 +51,7 @@ import {
   type BrowserSession,
 } from '../services/oauth.ts';
 import { mcpUrls } from './auth.ts';
-import { consentPage, errorPage, signInPage, type ClientView, type ScopeView } from './pages.ts';
+import { connectionsPage, connectionsSignInPage, consentPage, errorPage, signInPage, type ClientView, type ScopeView } from './pages.ts';
 
 const COOKIE = 'mapi_oauth_session';
 const FORM_LIMIT = 64 * 1024;
@@ -292,12 +295,7 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
   async function pageContext(req: FastifyRequest, reply: FastifyReply, post: boolean) {
     let form: URLSearchParams | undefined;
     if (post) {
-      const site = req.headers['sec-fetch-site'];
-      const from = req.headers.origin;
-      if ((site !== undefined && site !== 'same-origin' && site !== 'none') || (from !== undefined && from !== origin)) {
-        sendPage(reply, 403, errorPage('Request refused', 'This form can only be sent from this site’s own pages.'));
-        return undefined;
-      }
+      if (!sameSite(req, reply)) return undefined;
       if (!(req.body instanceof URLSearchParams)) {
         sendPage(reply, 400, errorPage('Request refused', 'The form was not sent as a form.'));
         return undefined;
@@ -339,6 +337,45 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
     );
   };
 
+  /**
+   * Checks a member's password, with failed sign-ins limited per account and per address
+   * (src/services/oauth-limits.ts): the member, or the message and status to show (Retry-After set).
+   */
+  async function attemptSignIn(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    email: string,
+    password: string,
+  ): Promise<{ member: SignedInMember } | { refused: string; status: number }> {
+    const account = normalizeEmail(email);
+    const accountLimit = limiter(OAUTH_LIMITS.signInAccount);
+    const ipLimit = limiter(OAUTH_LIMITS.signInIp);
+    const checks = await Promise.all([accountLimit.peek(account), ipLimit.peek(req.ip)]);
+    const blocked = checks.find((d) => !d.allowed);
+    if (blocked) {
+      limited(reply, blocked.retryAfterSeconds);
+      return { refused: `Too many failed sign-in attempts. Wait ${waitText(blocked.retryAfterSeconds)}, then try again.`, status: 429 };
+    }
+    const member = await verifyMemberPassword(ctx.db, email, password);
+    if (!member) {
+      await Promise.all([accountLimit.consume(account), ipLimit.consume(req.ip)]);
+      return { refused: 'The email or password is incorrect. Check both and try again.', status: 400 };
+    }
+    await accountLimit.reset(account);
+    return { member };
+  }
+
+  /** Whether a form POST comes from this site's own pages (else a 403 page was sent). */
+  function sameSite(req: FastifyRequest, reply: FastifyReply): boolean {
+    const site = req.headers['sec-fetch-site'];
+    const from = req.headers.origin;
+    if ((site !== undefined && site !== 'same-origin' && site !== 'none') || (from !== undefined && from !== origin)) {
+      sendPage(reply, 403, errorPage('Request refused', 'This form can only be sent from this site’s own pages.'));
+      return false;
+    }
+    return true;
+  }
+
   app.get('/oauth/sign-in', async (req, reply) => {
     const c = await pageContext(req, reply, false);
     if (!c) return reply;
@@ -354,22 +391,9 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
     const again = (message: string, status = 400) =>
       sendPage(reply, status, signInPage({ client: clientView(c.request), requestId: c.request.id, csrf: csrfToken(c.session, c.request.id), email, error: message }));
     if (!email || !password) return again(!email ? 'Enter your email address.' : 'Enter your password.');
-    // Failed sign-ins are limited per account and per address (src/services/oauth-limits.ts).
-    const account = normalizeEmail(email);
-    const accountLimit = limiter(OAUTH_LIMITS.signInAccount);
-    const ipLimit = limiter(OAUTH_LIMITS.signInIp);
-    const checks = await Promise.all([accountLimit.peek(account), ipLimit.peek(req.ip)]);
-    const blocked = checks.find((d) => !d.allowed);
-    if (blocked) {
-      limited(reply, blocked.retryAfterSeconds);
-      return again(`Too many failed sign-in attempts. Wait ${waitText(blocked.retryAfterSeconds)}, then try again.`, 429);
-    }
-    const member = await verifyMemberPassword(ctx.db, email, password);
-    if (!member) {
-      await Promise.all([accountLimit.consume(account), ipLimit.consume(req.ip)]);
-      return again('The email or password is incorrect. Check both and try again.');
-    }
-    await accountLimit.reset(account);
+    const attempt = await attemptSignIn(req, reply, email, password);
+    if ('refused' in attempt) return again(attempt.refused, attempt.status);
+    const member = attempt.member;
     const session = await switchBrowserSession(ctx.db, cfg, c.session, member.id);
     setSessionCookie(reply, session);
     return reply.code(303).header('cache-control', 'no-store').header('location', `/oauth/consent?request=${c.request.id}`).send();
@@ -408,6 +432,91 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
     const session = await switchBrowserSession(ctx.db, cfg, c.session, null);
     setSessionCookie(reply, session);
     return reply.code(303).header('cache-control', 'no-store').header('location', `/oauth/sign-in?request=${c.request.id}`).send();
+  });
+
+  // ------------------------------------------------------------------- connected apps page
+  // A member sees the apps they connected (their grants not revoked) and disconnects any of them
+  // (the grant and its tokens are revoked; /mcp refuses them at once). Same browser session,
+  // cookie and protections as the authorization pages; the form token is bound to the session.
+  const CONNECTIONS = '/oauth/connections';
+  const connectionsCsrf = (s: BrowserSession) => csrfToken(s, 'connections');
+  const renderConnections = async (
+    reply: FastifyReply,
+    session: BrowserSession,
+    opts: { disconnected?: string; error?: string; status?: number } = {},
+  ) => {
+    const member = session.memberId ? await getSignedInMember(ctx.db, session.memberId) : undefined;
+    if (!member) return sendPage(reply, opts.status ?? 200, connectionsSignInPage({ csrf: connectionsCsrf(session), error: opts.error }));
+    const grants = await listGrants(ctx.db, { memberId: member.id });
+    // After a disconnection (?disconnected=<grant id>): the name of that app, if it was this member's.
+    const gone = opts.disconnected
+      ? (await listGrants(ctx.db, { orgId: member.orgId })).find((g) => g.id === opts.disconnected && g.member_email === member.email && g.revoked_at)
+      : undefined;
+    const notice = gone ? `Disconnected ${gone.client_name ?? 'the app'}. It can no longer use your workspace.` : undefined;
+    return sendPage(
+      reply,
+      opts.status ?? 200,
+      connectionsPage({
+        csrf: connectionsCsrf(session),
+        memberEmail: member.email,
+        workspace: member.orgName,
+        connections: grants.map((g) => ({ grantId: g.id, name: g.client_name, scopes: g.scopes, connectedAt: g.created_at, lastUsedAt: g.last_token_at })),
+        notice,
+        error: opts.error,
+      }),
+    );
+  };
+
+  app.get(CONNECTIONS, async (req, reply) => {
+    let session = await findBrowserSession(ctx.db, readCookie(req, COOKIE));
+    if (!session) {
+      // A session row per new browser: limited per address like authorization requests.
+      const decision = await limiter(OAUTH_LIMITS.authorize).consume(req.ip);
+      if (!decision.allowed) {
+        limited(reply, decision.retryAfterSeconds);
+        return sendPage(reply, 429, errorPage('Too many requests', `Too many sign-in pages opened from this address; retry in ${waitText(decision.retryAfterSeconds)}.`));
+      }
+      session = await createBrowserSession(ctx.db, cfg);
+      setSessionCookie(reply, session);
+    }
+    return renderConnections(reply, session, { disconnected: (req.query as Record<string, string | undefined>).disconnected });
+  });
+
+  app.post(CONNECTIONS, { bodyLimit: FORM_LIMIT }, async (req, reply) => {
+    if (!sameSite(req, reply)) return reply;
+    if (!(req.body instanceof URLSearchParams)) return sendPage(reply, 400, errorPage('Request refused', 'The form was not sent as a form.'));
+    const form = req.body;
+    const session = await findBrowserSession(ctx.db, readCookie(req, COOKIE));
+    // No session (expired, or cookies refused): start over on the page.
+    if (!session) return reply.code(303).header('cache-control', 'no-store').header('location', CONNECTIONS).send();
+    if (!safeEqual(form.get('csrf') ?? '', connectionsCsrf(session))) {
+      return sendPage(reply, 403, errorPage('Request refused', 'The form was out of date. Go back, reload the page and try again.'));
+    }
+    const action = form.get('action');
+    if (action === 'sign-in') {
+      const email = (form.get('email') ?? '').trim();
+      const password = form.get('password') ?? '';
+      const again = (message: string, status = 400) => sendPage(reply, status, connectionsSignInPage({ csrf: connectionsCsrf(session), email, error: message }));
+      if (!email || !password) return again(!email ? 'Enter your email address.' : 'Enter your password.');
+      const attempt = await attemptSignIn(req, reply, email, password);
+      if ('refused' in attempt) return again(attempt.refused, attempt.status);
+      setSessionCookie(reply, await switchBrowserSession(ctx.db, cfg, session, attempt.member.id));
+      return reply.code(303).header('cache-control', 'no-store').header('location', CONNECTIONS).send();
+    }
+    if (action === 'sign-out') {
+      setSessionCookie(reply, await switchBrowserSession(ctx.db, cfg, session, null));
+      return reply.code(303).header('cache-control', 'no-store').header('location', CONNECTIONS).send();
+    }
+    if (action === 'disconnect') {
+      if (!session.memberId) return renderConnections(reply, session, { status: 400, error: 'Sign in first.' });
+      const grantId = form.get('grant') ?? '';
+      const grant = (await listGrants(ctx.db, { memberId: session.memberId })).find((g) => g.id === grantId);
+      if (!grant || !(await revokeGrantById(ctx.db, grant.id, 'revoked_by_member', session.memberId))) {
+        return renderConnections(reply, session, { status: 404, error: 'That app is not connected with your account (it may be disconnected already).' });
+      }
+      return reply.code(303).header('cache-control', 'no-store').header('location', `${CONNECTIONS}?disconnected=${grant.id}`).send();
+    }
+    return renderConnections(reply, session, { status: 400, error: 'Unknown action.' });
   });
 
   // ---------------------------------------------------------------------- token, revocation

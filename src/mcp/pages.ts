@@ -30,6 +30,10 @@ button.link { border: none; background: none; color: #1d4ed8; padding: 0; text-d
 .alert { border: 2px solid #b91c1c; background: #fef2f2; color: #7f1d1d; border-radius: 8px; padding: .75rem 1rem; margin: 0 0 1rem; }
 .note { color: #374151; font-size: .92rem; }
 .who { background: #f9fafb; border-radius: 8px; padding: .75rem 1rem; }
+.apps { list-style: none; padding: 0; margin: 0; display: grid; gap: .75rem; }
+.apps h2 { font-size: 1.05rem; margin: 0 0 .25rem; }
+.apps form { margin: 0; }
+.status { border: 2px solid #047857; background: #ecfdf5; color: #064e3b; border-radius: 8px; padding: .75rem 1rem; }
 `;
 
 function layout(title: string, body: string): string {
@@ -129,6 +133,86 @@ ${items}
 ${hidden('request', opts.requestId)}
 ${hidden('csrf', opts.csrf)}
 <p class="note">Not ${esc(opts.memberEmail)}? <button type="submit" class="link">Sign in with another account</button></p>
+</form>`,
+  );
+}
+
+/** One connected app on the connections page. */
+export interface ConnectionView {
+  grantId: string;
+  name: string | null;
+  scopes: string[];
+  connectedAt: string;
+  lastUsedAt: string | null;
+}
+
+const day = (iso: string) => iso.slice(0, 10);
+
+/** Sign-in form of the connections page (no authorization request involved). */
+export function connectionsSignInPage(opts: { csrf: string; email?: string; error?: string }): string {
+  const err = opts.error;
+  const invalid = err ? ' aria-invalid="true" aria-describedby="form-error"' : '';
+  const focusEmail = !err || !opts.email;
+  return layout(
+    'Connected apps',
+    `<h1 id="page-title">Sign in to see your connected apps</h1>
+${err ? `<div class="alert" role="alert" id="form-error">${esc(err)}</div>` : ''}
+<p>Apps you allowed to use your Media API workspace (such as AI assistants connected over MCP) are listed once you sign in. You can disconnect any of them.</p>
+<form method="post" action="/oauth/connections" novalidate>
+${hidden('action', 'sign-in')}
+${hidden('csrf', opts.csrf)}
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${esc(opts.email ?? '')}"${invalid}${focusEmail ? ' autofocus' : ''}>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required${invalid}${focusEmail ? '' : ' autofocus'}>
+<div class="actions"><button type="submit">Sign in</button></div>
+</form>`,
+  );
+}
+
+/** The member's connected apps, each with a Disconnect button. */
+export function connectionsPage(opts: {
+  csrf: string;
+  memberEmail: string;
+  workspace: string;
+  connections: ConnectionView[];
+  notice?: string;
+  error?: string;
+}): string {
+  const items = opts.connections
+    .map((c) => {
+      const name = c.name ? esc(c.name) : 'Unnamed app';
+      const headingId = `app-${esc(c.grantId)}`;
+      return `<li class="who">
+<h2 id="${headingId}">${name}</h2>
+<p class="note">Connected ${day(c.connectedAt)}${c.lastUsedAt ? `, last signed in ${day(c.lastUsedAt)}` : ''}. Permissions: ${c.scopes.map((s) => `<code>${esc(s)}</code>`).join(', ')}.</p>
+<form method="post" action="/oauth/connections">
+${hidden('action', 'disconnect')}
+${hidden('grant', c.grantId)}
+${hidden('csrf', opts.csrf)}
+<button type="submit" class="secondary" aria-label="Disconnect ${name}">Disconnect</button>
+</form>
+</li>`;
+    })
+    .join('\n');
+  return layout(
+    'Connected apps',
+    `<h1 id="page-title">Connected apps</h1>
+${opts.error ? `<div class="alert" role="alert">${esc(opts.error)}</div>` : ''}
+${opts.notice ? `<p class="status" role="status">${esc(opts.notice)}</p>` : ''}
+<p class="who">Signed in as <strong>${esc(opts.memberEmail)}</strong>, workspace <strong>${esc(opts.workspace)}</strong>.</p>
+${
+  opts.connections.length
+    ? `<p>These apps may use the workspace with the permissions shown. Disconnecting one stops it at once; it would have to ask you again.</p>
+<ul class="apps">
+${items}
+</ul>`
+    : '<p>No app is connected with your account.</p>'
+}
+<form method="post" action="/oauth/connections">
+${hidden('action', 'sign-out')}
+${hidden('csrf', opts.csrf)}
+<p class="note"><button type="submit" class="link">Sign out</button></p>
 </form>`,
   );
 }

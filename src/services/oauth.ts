@@ -642,9 +642,14 @@ export interface GrantSummary {
   last_token_at: string | null;
 }
 
-/** The grants (connected apps) of an organization's members, newest first. */
-export async function listGrants(db: Db, orgId: string): Promise<GrantSummary[]> {
-  if (!isUuid(orgId)) return [];
+/**
+ * The grants (connected apps) of an organization's members, or of one member (`memberId`; then
+ * only those not revoked), newest first.
+ */
+export async function listGrants(db: Db, owner: { orgId: string } | { memberId: string }): Promise<GrantSummary[]> {
+  const byOrg = 'orgId' in owner;
+  const id = byOrg ? owner.orgId : owner.memberId;
+  if (!isUuid(id)) return [];
   type Row = Omit<GrantSummary, 'object' | 'created_at' | 'revoked_at' | 'last_token_at'> & {
     created_at: Date;
     revoked_at: Date | null;
@@ -658,7 +663,7 @@ export async function listGrants(db: Db, orgId: string): Promise<GrantSummary[]>
       from ${oauthGrants} g
       join ${oauthClients} c on c.id = g.client_id
       join members m on m.id = g.member_id
-     where g.org_id = ${orgId}
+     where ${byOrg ? sql`g.org_id = ${id}` : sql`g.member_id = ${id} and g.revoked_at is null`}
      order by g.created_at desc, g.id`);
   const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
   return rows.map((r) => ({
@@ -679,12 +684,17 @@ export async function listGrants(db: Db, orgId: string): Promise<GrantSummary[]>
 
 /**
  * Revokes a grant and every token issued from it (the client must send the member through sign-in
- * and consent again). False when there is no such grant; true also when it was revoked already.
+ * and consent again). False when there is no such grant (or it is not `memberId`'s); true also
+ * when it was revoked already.
  */
-export async function revokeGrantById(db: Db, grantId: string, reason = 'revoked_by_admin'): Promise<boolean> {
+export async function revokeGrantById(db: Db, grantId: string, reason = 'revoked_by_admin', memberId?: string): Promise<boolean> {
   if (!isUuid(grantId)) return false;
   return db.transaction(async (tx) => {
-    const [grant] = await tx.select({ id: oauthGrants.id }).from(oauthGrants).where(eq(oauthGrants.id, grantId)).for('update');
+    const [grant] = await tx
+      .select({ id: oauthGrants.id })
+      .from(oauthGrants)
+      .where(memberId === undefined ? eq(oauthGrants.id, grantId) : and(eq(oauthGrants.id, grantId), eq(oauthGrants.memberId, memberId)))
+      .for('update');
     if (!grant) return false;
     await revokeGrant(tx, grantId, reason);
     return true;

@@ -192,4 +192,26 @@ t.test('OAuth sign-in and consent in Chromium, then tools with the token', async
     const got = await client.callTool({ name: 'get_generation', arguments: { id } });
     t.match(got.structuredContent, { id });
   }
+
+  // 4. The member disconnects the app on the connected-apps page (still signed in), keyboard only.
+  await page.goto(`${app.url}/oauth/connections`);
+  await a11yBasics(t, page, 'connections');
+  t.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Connected apps');
+  t.equal(await page.getByRole('heading', { level: 2 }).textContent(), 'Browser test client');
+  const disconnect = page.getByRole('button', { name: 'Disconnect Browser test client' });
+  t.equal(await disconnect.count(), 1, 'a button named after the app');
+  const label = () => page.evaluate('document.activeElement?.getAttribute("aria-label")');
+  for (let i = 0; i < 5 && (await label()) !== 'Disconnect Browser test client'; i++) await page.keyboard.press('Tab');
+  t.equal(await label(), 'Disconnect Browser test client', 'reached with Tab');
+  await Promise.all([page.waitForURL(/disconnected=/), page.keyboard.press('Enter')]);
+  t.equal((await page.getByRole('status').textContent())?.trim(), 'Disconnected Browser test client. It can no longer use your workspace.');
+  t.match(await page.locator('main').textContent(), /No app is connected with your account/);
+  if (shots) await page.screenshot({ path: path.join(shots, 'connections.png'), fullPage: true });
+  const after = await client.callTool({ name: 'get_workspace', arguments: {} }).then(
+    () => 'answered',
+    (err: unknown) => err,
+  );
+  // The SDK client meets a 401, tries its refresh token, and is told it was revoked (invalid_grant).
+  t.equal((after as Error)?.constructor?.name, 'InvalidGrantError', 'the client is disconnected');
+  t.match((after as Error).message, /refresh token has been revoked/, 'its refresh token too');
 });
