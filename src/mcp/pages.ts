@@ -63,24 +63,38 @@ export interface ClientView {
 
 const clientLabel = (c: ClientView) => (c.name ? `“${esc(c.name)}”` : 'An app');
 
-export function signInPage(opts: { client: ClientView; requestId: string; csrf: string; email?: string; error?: string }): string {
-  const err = opts.error;
+/**
+ * The error (if any), then a sign-in form posting to `action` with the hidden fields, email and
+ * password (marked invalid and pointing at the error after a failure; focus where the fix goes).
+ */
+function signInForm(action: string, hiddenFields: Record<string, string>, email: string | undefined, err: string | undefined, intro: string): string {
   const invalid = err ? ' aria-invalid="true" aria-describedby="form-error"' : '';
-  const focusEmail = !err || !opts.email;
-  return layout(
-    'Sign in',
-    `<h1 id="page-title">Sign in to connect ${clientLabel(opts.client)}</h1>
-${err ? `<div class="alert" role="alert" id="form-error">${esc(err)}</div>` : ''}
-<p>${clientLabel(opts.client)} wants to connect to your Media API workspace. Sign in with your workspace account; you will choose what it may do on the next page.</p>
-<form method="post" action="/oauth/sign-in" novalidate>
-${hidden('request', opts.requestId)}
-${hidden('csrf', opts.csrf)}
+  const focusEmail = !err || !email;
+  return `${err ? `<div class="alert" role="alert" id="form-error">${esc(err)}</div>` : ''}
+${intro}
+<form method="post" action="${esc(action)}" novalidate>
+${Object.entries(hiddenFields)
+  .map(([k, v]) => hidden(k, v))
+  .join('\n')}
 <label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="${esc(opts.email ?? '')}"${invalid}${focusEmail ? ' autofocus' : ''}>
+<input id="email" name="email" type="email" autocomplete="username" required value="${esc(email ?? '')}"${invalid}${focusEmail ? ' autofocus' : ''}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${invalid}${focusEmail ? '' : ' autofocus'}>
 <div class="actions"><button type="submit">Sign in</button></div>
-</form>
+</form>`;
+}
+
+export function signInPage(opts: { client: ClientView; requestId: string; csrf: string; email?: string; error?: string }): string {
+  return layout(
+    'Sign in',
+    `<h1 id="page-title">Sign in to connect ${clientLabel(opts.client)}</h1>
+${signInForm(
+  '/oauth/sign-in',
+  { request: opts.requestId, csrf: opts.csrf },
+  opts.email,
+  opts.error,
+  `<p>${clientLabel(opts.client)} wants to connect to your Media API workspace. Sign in with your workspace account; you will choose what it may do on the next page.</p>`,
+)}
 <p class="note">The app will return to <strong>${esc(opts.client.redirectHost)}</strong>. The app's name is supplied by the app itself.</p>`,
   );
 }
@@ -150,23 +164,16 @@ const day = (iso: string) => iso.slice(0, 10);
 
 /** Sign-in form of the connections page (no authorization request involved). */
 export function connectionsSignInPage(opts: { csrf: string; email?: string; error?: string }): string {
-  const err = opts.error;
-  const invalid = err ? ' aria-invalid="true" aria-describedby="form-error"' : '';
-  const focusEmail = !err || !opts.email;
   return layout(
     'Connected apps',
     `<h1 id="page-title">Sign in to see your connected apps</h1>
-${err ? `<div class="alert" role="alert" id="form-error">${esc(err)}</div>` : ''}
-<p>Apps you allowed to use your Media API workspace (such as AI assistants connected over MCP) are listed once you sign in. You can disconnect any of them.</p>
-<form method="post" action="/oauth/connections" novalidate>
-${hidden('action', 'sign-in')}
-${hidden('csrf', opts.csrf)}
-<label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="${esc(opts.email ?? '')}"${invalid}${focusEmail ? ' autofocus' : ''}>
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required${invalid}${focusEmail ? '' : ' autofocus'}>
-<div class="actions"><button type="submit">Sign in</button></div>
-</form>`,
+${signInForm(
+  '/oauth/connections',
+  { action: 'sign-in', csrf: opts.csrf },
+  opts.email,
+  opts.error,
+  '<p>Apps you allowed to use your Media API workspace (such as AI assistants connected over MCP) are listed once you sign in. You can disconnect any of them.</p>',
+)}`,
   );
 }
 
