@@ -233,7 +233,7 @@ export interface paths {
         put?: never;
         /**
          * Save a reference inspiration
-         * @description Saves reference media (1 to 10 images as public `image_urls` and/or inline base64 `images`, or one `video_url` when `media_kind` is `video`) to a template target (`template_slug` + `template_category` from GET /assets reference_template_targets or from the target suggestions). Costs 30 credits per media item, deducted before inline uploads and queueing. The reference is analysed asynchronously: poll GET /reference-inspirations until its status is `ready` (or `rejected`/`failed`), then pass its `id` as `custom_reference_inspiration_id` to POST /generations or POST /slideshows. Public references need review before others see them. Send an `Idempotency-Key` so a retry never charges twice.
+         * @description Saves reference media (1 to 10 images as public `image_urls` and/or inline base64 `images`, or one `video_url` when `media_kind` is `video`) to a template target (`template_slug` + `template_category` from GET /assets reference_template_targets or from the target suggestions). Costs 30 credits per media item, deducted before inline uploads and queueing. The reference is analysed asynchronously: poll GET /reference-inspirations until its status is `ready` (or `rejected`/`failed`), then pass its `id` as `custom_reference_inspiration_id` to POST /generations or POST /slideshows. Public references need review before others see them. Send an `Idempotency-Key` so a retry never charges twice. Limited per organization (429), with the generation requests.
          */
         post: operations["createReferenceInspiration"];
         delete?: never;
@@ -1181,7 +1181,7 @@ export interface components {
              */
             review_status: "not_required" | "pending" | "approved" | "rejected";
             label: string | null;
-            /** @description The stored media items, in the order given. */
+            /** @description The stored media items, in the order given (image_urls first, then images). Media given by URL appear once the analysis has fetched them (status ready). */
             media: components["schemas"]["ReferenceMediaItem"][];
             /** @description Why the reference was rejected or failed, else null. */
             error: components["schemas"]["FailureDetail"] | null;
@@ -3045,7 +3045,6 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     createReferenceInspiration: {
@@ -3091,7 +3090,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listEditorVideos: {

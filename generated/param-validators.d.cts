@@ -120,7 +120,6 @@ declare const validators: {
   "listReferenceInspirations__403__headers": ValidateFunction;
   "listReferenceInspirations__429__headers": ValidateFunction;
   "listReferenceInspirations__500__headers": ValidateFunction;
-  "listReferenceInspirations__501__headers": ValidateFunction;
   "createReferenceInspiration__path": ValidateFunction;
   "createReferenceInspiration__query": ValidateFunction;
   "createReferenceInspiration__header": ValidateFunction;
@@ -134,7 +133,6 @@ declare const validators: {
   "createReferenceInspiration__415__headers": ValidateFunction;
   "createReferenceInspiration__429__headers": ValidateFunction;
   "createReferenceInspiration__500__headers": ValidateFunction;
-  "createReferenceInspiration__501__headers": ValidateFunction;
   "listEditorVideos__path": ValidateFunction;
   "listEditorVideos__query": ValidateFunction;
   "listEditorVideos__header": ValidateFunction;

@@ -87,7 +87,6 @@ declare const validators: {
   "listReferenceInspirations__403": ValidateFunction;
   "listReferenceInspirations__429": ValidateFunction;
   "listReferenceInspirations__500": ValidateFunction;
-  "listReferenceInspirations__501": ValidateFunction;
   "createReferenceInspiration__200": ValidateFunction;
   "createReferenceInspiration__400": ValidateFunction;
   "createReferenceInspiration__401": ValidateFunction;
@@ -98,7 +97,6 @@ declare const validators: {
   "createReferenceInspiration__415": ValidateFunction;
   "createReferenceInspiration__429": ValidateFunction;
   "createReferenceInspiration__500": ValidateFunction;
-  "createReferenceInspiration__501": ValidateFunction;
   "listEditorVideos__200": ValidateFunction;
   "listEditorVideos__400": ValidateFunction;
   "listEditorVideos__401": ValidateFunction;

@@ -13,6 +13,9 @@ export const QUEUES = {
   /** Editor exports (timeline renders). */
   editorExport: 'editor-export',
   editorExportDead: 'editor-export-dead',
+  /** Reference inspirations: fetch and check their media. */
+  referenceAnalysis: 'reference-analysis',
+  referenceAnalysisDead: 'reference-analysis-dead',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -54,6 +57,16 @@ export async function createQueues(boss: PgBoss, config: Config): Promise<void> 
       heartbeatSeconds: config.jobHeartbeatSeconds,
       expireInSeconds: 3600,
       deadLetter: QUEUES.editorExportDead,
+      notify: true,
+    },
+    [QUEUES.referenceAnalysisDead]: { retryLimit: 5, expireInSeconds: 120 },
+    [QUEUES.referenceAnalysis]: {
+      retryLimit: 2,
+      retryDelay: 2,
+      retryBackoff: true,
+      heartbeatSeconds: config.jobHeartbeatSeconds,
+      expireInSeconds: 900,
+      deadLetter: QUEUES.referenceAnalysisDead,
       notify: true,
     },
   };

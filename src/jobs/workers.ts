@@ -6,6 +6,7 @@ import { purgeExpiredOAuth } from '../services/oauth.ts';
 import { purgeExpiredRateLimits } from '../services/rate-limit.ts';
 import { editorExportWorker } from './editor-export-worker.ts';
 import { generationWorker } from './generation-worker.ts';
+import { referenceWorker } from './reference-worker.ts';
 import { QUEUES } from './queue.ts';
 
 export interface WorkerDefinition {
@@ -28,4 +29,4 @@ const maintenanceWorker: WorkerDefinition = {
   },
 };
 
-export const WORKERS: WorkerDefinition[] = [generationWorker, editorExportWorker, maintenanceWorker];
+export const WORKERS: WorkerDefinition[] = [generationWorker, editorExportWorker, referenceWorker, maintenanceWorker];

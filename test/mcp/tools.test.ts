@@ -171,6 +171,25 @@ t.test('MCP-only tools: recommend_voice ranks voices; pending ones answer not_im
   t.match(pending.structuredContent, { error: { code: 'not_implemented', retryable: true, context: { tool: 'list_social_accounts' } } });
 });
 
+t.test('the three tools of GET /reference-inspirations: each its mode, by the fixed flag', async (t) => {
+  const listed = await client.callTool({ name: 'list_reference_inspirations', arguments: { template_category: 'slideshow-carousel' } });
+  t.notOk(listed.isError);
+  t.match(listed.structuredContent, { object: 'reference_inspiration_list', data: [] });
+  const rest = await app.request('GET', '/api/v1/reference-inspirations?template_category=slideshow-carousel', { key: ws.key });
+  t.same(listed.structuredContent, rest.body, 'what the REST twin answers');
+  const recommended = await client.callTool({ name: 'recommend_reference_inspirations', arguments: { template_slug: 'product-spotlight' } });
+  t.match(recommended.structuredContent, { object: 'reference_inspiration_recommendations', data: [] });
+  const suggested = await client.callTool({
+    name: 'suggest_reference_template_targets',
+    arguments: { description: 'unboxing our new headphones', video_url: 'https://cdn.example.com/unboxing.mp4' },
+  });
+  t.notOk(suggested.isError);
+  t.match(suggested.structuredContent, { object: 'reference_template_target_suggestions', media_kind: 'video', has_video: true });
+  t.equal((suggested.structuredContent as { suggestions: { template_slug: string }[] }).suggestions[0].template_slug, 'unboxing-ugc');
+  const both = await client.callTool({ name: 'suggest_reference_template_targets', arguments: { recommend: true } });
+  t.match(both.structuredContent, { error: { code: 'bad_request' } }, 'the fixed flag cannot be combined with the other mode');
+});
+
 t.test('an unknown tool is a JSON-RPC error (InvalidParams)', async (t) => {
   await t.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), McpError);
 });

@@ -49,8 +49,16 @@ export const referenceInspirations = pgTable(
     templateCategory: text('template_category', { enum: ['static-ads', 'video-templates', 'slideshow-carousel'] }).notNull(),
     mediaKind: text('media_kind', { enum: ['image', 'slideshow', 'video'] }).notNull(),
     visibility: text('visibility', { enum: ['private', 'public'] }).notNull().default('private'),
+    /** not_required (private) or pending → approved / rejected (public; reviewed before others see it). */
+    reviewStatus: text('review_status', { enum: ['not_required', 'pending', 'approved', 'rejected'] }).notNull().default('not_required'),
     label: text('label'),
+    /** The stored media (media rows), in the order given; URL media join once the analysis fetched them. */
     mediaIds: uuid('media_ids').array().notNull().default(sql`'{}'::uuid[]`),
+    /** What the analysis job still has to fetch and check: the media in the order given. */
+    inputs: jsonb('inputs').notNull().default(sql`'[]'::jsonb`),
+    /** Why it was rejected or failed (FailureDetail), else null. */
+    error: jsonb('error'),
+    jobId: uuid('job_id'),
     creditsDeducted: integer('credits_deducted').notNull().default(0),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),

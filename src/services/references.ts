@@ -1,0 +1,472 @@
+// Reference inspirations (seed 2.5, 4.7, 4.8): media a workspace saves to a template target
+// and later passes as custom_reference_inspiration_id.
+//   POST: the target, kind and media are checked; ONE transaction claims the idempotency key,
+//         deducts 30 credits per media item (before anything is stored: no credits, no upload),
+//         stores the inline images (sniffed: PNG, JPEG or WebP), inserts the reference and its
+//         media rows, and queues the analysis job. Status processing.
+//   Job:  fetches the URL media through the guarded client, checks every item (a decodable
+//         image, a video with a video stream), stores the copies → ready (public: review
+//         pending); a refused item → failed, refunded exactly once.
+//   GET:  the list (newest first) with the template targets; recommendations among ready ones;
+//         target suggestions for new media. Free.
+import { randomUUID } from 'node:crypto';
+import { and, desc, eq, inArray } from 'drizzle-orm';
+import type { components } from '../../generated/openapi.d.ts';
+import type { AppContext } from '../context.ts';
+import { media, organizations, referenceInspirations } from '../db/schema/index.ts';
+import { ApiError, badRequest, type FieldError } from '../errors.ts';
+import { QUEUES } from '../jobs/queue.ts';
+import { FetchRefused } from '../net/guarded-fetch.ts';
+import { findTemplate, referenceTemplateTargets, type ReferenceTemplateTarget } from './catalog-data.ts';
+import { applyCreditChange, type Tx } from './credits.ts';
+import { decodeInlineData, discardStored, ingest, receiveBuffer, type MediaInsert, type MediaRow } from './editor/media.ts';
+import { urlFilename } from './editor/resources.ts';
+import { claimIdempotent, fingerprint, recordIdempotent } from './idempotency.ts';
+
+export type CreateReferenceBody = components['schemas']['CreateReferenceInspirationRequest'];
+export type ReferenceView = components['schemas']['ReferenceInspiration'];
+type ReferenceRow = typeof referenceInspirations.$inferSelect;
+type MediaKind = ReferenceView['media_kind'];
+type Category = ReferenceView['template_category'];
+
+export const CREDITS_PER_MEDIA_ITEM = 30;
+/** Inline and fetched images: "at most about 10 MB decoded" (seed 4.8). */
+export const IMAGE_MAX_BYTES = 10 * 1024 * 1024;
+export const VIDEO_MAX_BYTES = 200 * 1024 * 1024;
+const LIST_MAX = 20;
+const SUGGEST_MAX = 12;
+const OPERATION = 'createReferenceInspiration';
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
+
+/** A media item the analysis job still has to fetch (URL) or has (stored: media row id). */
+export type ReferenceInput = { kind: 'image' | 'video'; url: string; field: string } | { kind: 'image'; mediaId: string; field: string };
+
+interface FailureDetail {
+  code: string;
+  message: string;
+  retryable: boolean;
+  context: Record<string, unknown>;
+}
+
+// ------------------------------------------------------------------------------------- views
+
+function view(ctx: AppContext, r: ReferenceRow, rows: Map<string, MediaRow>): ReferenceView {
+  return {
+    object: 'reference_inspiration',
+    id: r.id,
+    status: r.status,
+    template_slug: r.templateSlug,
+    template_category: r.templateCategory,
+    media_kind: r.mediaKind,
+    visibility: r.visibility,
+    review_status: r.reviewStatus,
+    label: r.label,
+    media: r.mediaIds
+      .map((id) => rows.get(id))
+      .filter((m): m is MediaRow => Boolean(m))
+      .map((m) => ({ type: m.kind === 'video' ? ('video' as const) : ('image' as const), url: ctx.storage.signedUrl(m.storageKey) })),
+    error: (r.error as ReferenceView['error']) ?? null,
+    credits_deducted: r.creditsDeducted,
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
+  };
+}
+
+async function views(ctx: AppContext, refs: ReferenceRow[], db: AppContext['db'] | Tx = ctx.db): Promise<ReferenceView[]> {
+  const ids = [...new Set(refs.flatMap((r) => r.mediaIds))];
+  const rows = ids.length ? await db.select().from(media).where(inArray(media.id, ids)) : [];
+  const byId = new Map(rows.map((m) => [m.id, m]));
+  return refs.map((r) => view(ctx, r, byId));
+}
+
+// ------------------------------------------------------------------------------------- checks
+
+function target(slug: string, field: string): ReferenceTemplateTarget {
+  const t = referenceTemplateTargets().find((x) => x.template_slug === slug);
+  if (!t) {
+    throw badRequest(`Invalid request: ${field} "${slug}" is not a reference template target; see reference_template_targets of GET /assets`, [
+      { field, message: 'is not a reference template target (GET /assets reference_template_targets)' },
+    ]);
+  }
+  return t;
+}
+
+function checkCategory(t: ReferenceTemplateTarget, category: Category | undefined, field: string) {
+  if (category !== undefined && category !== t.template_category) {
+    throw badRequest(`Invalid request: ${t.template_slug} is a ${t.template_category} target, not ${category}`, [
+      { field, message: `is ${category} but ${t.template_slug} is ${t.template_category}` },
+    ]);
+  }
+}
+
+// --------------------------------------------------------------------------------------- POST
+
+interface CreateProgress {
+  referenceId: string;
+}
+
+export async function createReference(ctx: AppContext, orgId: string, body: CreateReferenceBody, headerKey: string | undefined): Promise<ReferenceView> {
+  const t = target(body.template_slug, 'body.template_slug');
+  checkCategory(t, body.template_category, 'body.template_category');
+  const kind = body.media_kind;
+  if (!t.accepts_media_kinds.includes(kind)) {
+    throw badRequest(`Invalid request: ${t.template_slug} accepts ${t.accepts_media_kinds.join(' or ')} references, not ${kind}`, [
+      { field: 'body.media_kind', message: `is not accepted by ${t.template_slug} (accepts ${t.accepts_media_kinds.join(', ')})` },
+    ]);
+  }
+  const errors: FieldError[] = [];
+  const imageUrls = body.image_urls ?? [];
+  const images = body.images ?? [];
+  if (kind === 'video') {
+    if (!body.video_url) errors.push({ field: 'body.video_url', message: 'is required when media_kind is video' });
+    if (imageUrls.length) errors.push({ field: 'body.image_urls', message: 'must be absent when media_kind is video' });
+    if (images.length) errors.push({ field: 'body.images', message: 'must be absent when media_kind is video' });
+  } else {
+    if (body.video_url) errors.push({ field: 'body.video_url', message: `must be absent when media_kind is ${kind}` });
+    const n = imageUrls.length + images.length;
+    if (n === 0) errors.push({ field: 'body.image_urls', message: 'give 1 to 10 images in image_urls and/or images' });
+    if (n > 10) errors.push({ field: 'body.images', message: `image_urls and images hold ${n} images together; at most 10` });
+  }
+  const inputs: ReferenceInput[] = [];
+  imageUrls.forEach((url, i) => inputs.push({ kind: 'image', url, field: `body.image_urls[${i}]` }));
+  if (body.video_url) inputs.push({ kind: 'video', url: body.video_url, field: 'body.video_url' });
+  for (const input of inputs) {
+    const problem = 'url' in input ? ctx.fetcher.precheck(input.url) : undefined;
+    if (problem) errors.push({ field: input.field, message: problem });
+  }
+  // Inline images: decoded and size-checked now; sniffed and stored inside the transaction.
+  const decoded = images.map((img, i) => {
+    const field = `body.images[${i}].data`;
+    try {
+      const { bytes, dataUrlType } = decodeInlineData(img.data, field, IMAGE_MAX_BYTES);
+      const declared = img.content_type ?? dataUrlType;
+      if (declared && !IMAGE_TYPES.has(declared)) errors.push({ field: img.content_type ? `body.images[${i}].content_type` : field, message: `is ${declared}; PNG, JPEG or WebP only` });
+      return { bytes, declared, filename: img.filename, field, declaredField: img.content_type ? `body.images[${i}].content_type` : field };
+    } catch (err) {
+      if (err instanceof ApiError) errors.push(...((err.context.errors as FieldError[]) ?? [{ field, message: err.message }]));
+      else throw err;
+      return undefined;
+    }
+  });
+  if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
+
+  const count = inputs.length + images.length;
+  const cost = CREDITS_PER_MEDIA_ITEM * count;
+  const key = headerKey ?? body.idempotency_key;
+  const { idempotency_key: _ignored, ...request } = body;
+  const idem = key ? { key: { orgId, operation: OPERATION, key }, print: fingerprint(request) } : undefined;
+  const stored: string[] = [];
+  try {
+    return await ctx.db.transaction(async (tx) => {
+      if (idem) {
+        const start = await claimIdempotent(tx, idem.key, idem.print);
+        if (start.kind === 'replay') return { ...(start.response as ReferenceView), idempotent_replay: true };
+      }
+      const id = randomUUID();
+      // The charge first: without the credits nothing is uploaded or queued.
+      const after = await applyCreditChange(tx, { orgId, delta: -cost, reason: 'reference_charge', reference: `reference:${id}` });
+      if (after === null) {
+        const [org] = await tx.select({ credits: organizations.credits }).from(organizations).where(eq(organizations.id, orgId));
+        throw new ApiError('insufficient_credits', `Saving ${count} media item${count === 1 ? '' : 's'} costs ${cost} credits and the workspace has ${org.credits}`, {
+          credits_required: cost,
+          credits_available: org.credits,
+        });
+      }
+      const rows: MediaInsert[] = [];
+      for (const d of decoded) {
+        const received = await receiveBuffer(ctx, d!.bytes);
+        const done = await ingest(ctx, received, {
+          orgId,
+          filename: d!.filename,
+          declaredType: d!.declared,
+          declaredField: d!.declaredField,
+          source: 'upload',
+          title: body.label,
+          field: d!.field,
+        });
+        stored.push(done.row.storageKey);
+        if (!IMAGE_TYPES.has(done.inspected.contentType)) {
+          throw badRequest(`Invalid request: ${d!.field} is ${done.inspected.contentType}; PNG, JPEG or WebP only`, [
+            { field: d!.field, message: `is ${done.inspected.contentType}; PNG, JPEG or WebP only` },
+          ]);
+        }
+        rows.push(done.row);
+      }
+      if (rows.length) await tx.insert(media).values(rows);
+      const pending: ReferenceInput[] = [...inputs];
+      rows.forEach((r, i) => pending.push({ kind: 'image', mediaId: r.id!, field: decoded[i]!.field }));
+      // The order given: image_urls (or video_url) first, then the inline images.
+      const jobId = randomUUID();
+      const [ref] = await tx
+        .insert(referenceInspirations)
+        .values({
+          id,
+          orgId,
+          status: 'processing',
+          templateSlug: t.template_slug,
+          templateCategory: t.template_category,
+          mediaKind: kind,
+          visibility: body.visibility ?? 'private',
+          reviewStatus: (body.visibility ?? 'private') === 'public' ? 'pending' : 'not_required',
+          label: body.label ?? null,
+          mediaIds: rows.map((r) => r.id!),
+          inputs: pending,
+          jobId,
+          creditsDeducted: cost,
+        })
+        .returning();
+      await ctx.queue.sendInTx(tx, QUEUES.referenceAnalysis, { referenceId: id }, jobId);
+      const response = (await views(ctx, [ref], tx))[0];
+      if (idem) await recordIdempotent(tx, idem.key, idem.print, { state: 'completed', response, progress: { referenceId: id } satisfies CreateProgress });
+      return response;
+    });
+  } catch (err) {
+    await discardStored(ctx, stored);
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------- analysis
+
+/** The reference a job analyses, while it is processing. */
+export async function startAnalysis(ctx: AppContext, id: string): Promise<ReferenceRow | undefined> {
+  const [row] = await ctx.db.select().from(referenceInspirations).where(eq(referenceInspirations.id, id));
+  return row?.status === 'processing' ? row : undefined;
+}
+
+/** Thrown for media the analysis refuses (the reference fails and is refunded; no retry). */
+export class MediaRefused extends Error {
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(message);
+    this.field = field;
+  }
+}
+
+/**
+ * Fetches and checks the URL media of a processing reference (inline images were checked on
+ * upload) and stores them; resolves with the media rows to attach, in the order given.
+ */
+export async function fetchReferenceMedia(ctx: AppContext, row: ReferenceRow): Promise<MediaInsert[]> {
+  const out: MediaInsert[] = [];
+  for (const input of row.inputs as ReferenceInput[]) {
+    if (!('url' in input)) continue;
+    let body: Buffer;
+    try {
+      body = (await ctx.fetcher.fetch(input.url, { maxBytes: input.kind === 'video' ? VIDEO_MAX_BYTES : IMAGE_MAX_BYTES, timeoutMs: 60_000 })).body;
+    } catch (err) {
+      if (err instanceof FetchRefused) throw new MediaRefused(input.field, `could not be fetched: ${err.message}`);
+      throw err;
+    }
+    try {
+      const done = await ingest(ctx, await receiveBuffer(ctx, body), {
+        orgId: row.orgId,
+        filename: urlFilename(input.url),
+        source: 'url',
+        title: row.label ?? undefined,
+        field: input.field,
+      });
+      const refused =
+        input.kind === 'image'
+          ? !IMAGE_TYPES.has(done.inspected.contentType) && `is ${done.inspected.contentType}; PNG, JPEG or WebP only`
+          : done.inspected.kind !== 'video' && `is ${done.inspected.contentType}, not a video`;
+      if (refused) {
+        await discardStored(ctx, [done.row.storageKey]);
+        throw new MediaRefused(input.field, refused);
+      }
+      out.push(done.row);
+    } catch (err) {
+      if (err instanceof ApiError) {
+        const first = (err.context.errors as FieldError[] | undefined)?.[0];
+        throw new MediaRefused(input.field, first?.message ?? err.message);
+      }
+      throw err;
+    }
+  }
+  return out;
+}
+
+/** Attaches the fetched media and makes the reference ready, once (false: it was not processing). */
+export async function completeAnalysis(ctx: AppContext, row: ReferenceRow, fetched: MediaInsert[]): Promise<boolean> {
+  const ok = await ctx.db.transaction(async (tx) => {
+    const [cur] = await tx.select().from(referenceInspirations).where(eq(referenceInspirations.id, row.id)).for('update');
+    if (cur?.status !== 'processing') return false;
+    if (fetched.length) await tx.insert(media).values(fetched);
+    // The order given: each input's media, URL ones from this analysis, inline ones from the upload.
+    const fetchedIds = fetched.map((m) => m.id!);
+    let next = 0;
+    const ordered = (cur.inputs as ReferenceInput[]).map((input) => ('url' in input ? fetchedIds[next++] : input.mediaId));
+    await tx
+      .update(referenceInspirations)
+      .set({ status: 'ready', mediaIds: ordered, inputs: [], updatedAt: new Date() })
+      .where(eq(referenceInspirations.id, row.id));
+    return true;
+  });
+  if (!ok) await discardStored(ctx, fetched.map((m) => m.storageKey));
+  return ok;
+}
+
+/** Fails a processing reference and refunds its credits, exactly once. */
+export async function failAnalysis(ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> {
+  return ctx.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(referenceInspirations)
+      .set({ status: 'failed', error: detail, updatedAt: new Date() })
+      .where(and(eq(referenceInspirations.id, id), eq(referenceInspirations.status, 'processing')))
+      .returning();
+    if (!row) return false;
+    if (row.creditsDeducted > 0) {
+      await applyCreditChange(tx, { orgId: row.orgId, delta: row.creditsDeducted, reason: 'reference_refund', reference: `reference:${id}` });
+    }
+    return true;
+  });
+}
+
+// ---------------------------------------------------------------------------------------- GET
+
+export type ListReferencesQuery = {
+  recommend?: boolean;
+  suggest_targets?: boolean;
+  template_slug?: string;
+  template_category?: Category;
+  media_kind?: MediaKind;
+  description?: string;
+  image_url?: string[];
+  video_url?: string;
+  limit?: number;
+};
+type ReferencesResponse = components['schemas']['ReferenceInspirationsResponse'];
+
+export async function listReferences(ctx: AppContext, orgId: string, q: ListReferencesQuery): Promise<ReferencesResponse> {
+  const errors: FieldError[] = [];
+  if (q.recommend && q.suggest_targets) errors.push({ field: 'query.recommend', message: 'recommend and suggest_targets cannot both be true' });
+  if (!q.suggest_targets) {
+    for (const k of ['description', 'image_url', 'video_url'] as const) {
+      if (q[k] !== undefined) errors.push({ field: `query.${k}`, message: 'is used only with suggest_targets=true' });
+    }
+  }
+  if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
+  const t = q.template_slug !== undefined ? target(q.template_slug, 'query.template_slug') : undefined;
+  if (t) checkCategory(t, q.template_category, 'query.template_category');
+  if (q.suggest_targets) return suggestTargets(q);
+  if (q.recommend) return recommend(ctx, orgId, q, t);
+
+  const limit = Math.min(q.limit ?? LIST_MAX, LIST_MAX);
+  const where = [eq(referenceInspirations.orgId, orgId)];
+  if (q.template_slug) where.push(eq(referenceInspirations.templateSlug, q.template_slug));
+  if (q.template_category) where.push(eq(referenceInspirations.templateCategory, q.template_category));
+  if (q.media_kind) where.push(eq(referenceInspirations.mediaKind, q.media_kind));
+  const refs = await ctx.db
+    .select()
+    .from(referenceInspirations)
+    .where(and(...where))
+    .orderBy(desc(referenceInspirations.createdAt), desc(referenceInspirations.id))
+    .limit(limit);
+  return {
+    object: 'reference_inspiration_list',
+    data: await views(ctx, refs),
+    template_targets: referenceTemplateTargets()
+      .filter((x) => (!q.template_slug || x.template_slug === q.template_slug) && (!q.template_category || x.template_category === q.template_category))
+      .filter((x) => !q.media_kind || x.accepts_media_kinds.includes(q.media_kind))
+      .map((x) => ({ ...x, accepts_media_kinds: [...x.accepts_media_kinds] })),
+  };
+}
+
+/** Ready references ranked: the same template first, then the same category, the same kind, the newest. */
+async function recommend(ctx: AppContext, orgId: string, q: ListReferencesQuery, t: ReferenceTemplateTarget | undefined): Promise<ReferencesResponse> {
+  const limit = Math.min(q.limit ?? LIST_MAX, LIST_MAX);
+  const category = q.template_category ?? t?.template_category;
+  const refs = await ctx.db
+    .select()
+    .from(referenceInspirations)
+    .where(and(eq(referenceInspirations.orgId, orgId), eq(referenceInspirations.status, 'ready')))
+    .orderBy(desc(referenceInspirations.createdAt), desc(referenceInspirations.id))
+    .limit(500);
+  const now = Date.now();
+  const scored = refs
+    .map((r, i) => {
+      const same = t !== undefined && r.templateSlug === t.template_slug;
+      const sameCategory = category !== undefined && r.templateCategory === category;
+      const sameKind = q.media_kind !== undefined && r.mediaKind === q.media_kind;
+      // A reference saved for another category fits only when asked for nothing in particular.
+      if (category !== undefined && !sameCategory) return undefined;
+      if (q.media_kind !== undefined && !sameKind && !(t?.accepts_media_kinds.includes(r.mediaKind) ?? false)) return undefined;
+      const ageDays = (now - r.createdAt.getTime()) / 86_400_000;
+      const recency = 0.1 / (1 + ageDays / 30);
+      const score = Math.min(1, (same ? 0.55 : 0) + (sameCategory ? 0.2 : 0) + (sameKind ? 0.15 : 0) + recency);
+      const reasons = [
+        same ? `saved for ${t!.label} itself` : sameCategory ? `saved for another ${category} template (${r.templateSlug})` : undefined,
+        sameKind ? `${r.mediaKind} media as asked` : undefined,
+        i === 0 ? 'your newest ready reference' : undefined,
+      ].filter(Boolean);
+      return { r, score: Math.round(score * 1000) / 1000, reason: reasons.length ? `${cap(reasons.join('; '))}.` : 'A ready reference of this workspace.' };
+    })
+    .filter((x): x is NonNullable<typeof x> => Boolean(x))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit);
+  const shown = await views(
+    ctx,
+    scored.map((s) => s.r),
+  );
+  return {
+    object: 'reference_inspiration_recommendations',
+    data: scored.map((s, i) => ({ reference_inspiration: shown[i], score: s.score, reason: s.reason })),
+  };
+}
+
+const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+const STOP = new Set(['a', 'an', 'and', 'the', 'of', 'for', 'with', 'in', 'on', 'to', 'my', 'our', 'your', 'is', 'are', 'at', 'by', 'from', 'this', 'that']);
+const words = (s: string) =>
+  (s.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').match(/[a-z0-9]+/g) ?? []).filter((w) => w.length > 1 && !STOP.has(w));
+
+/** Words a target answers to: its label and slug, and for templates their presets' names. */
+function targetWords(x: ReferenceTemplateTarget): Set<string> {
+  const tpl = findTemplate(x.template_slug);
+  const extra = tpl ? tpl.presets.flatMap((p) => [p.id, p.label]) : [];
+  return new Set([...words(x.label), ...words(x.template_slug), ...extra.flatMap(words)]);
+}
+
+/** Where new media fits, best first: kind fit, the category the media suggests, words of the description. */
+function suggestTargets(q: ListReferencesQuery): ReferencesResponse {
+  const imageCount = q.image_url?.length ?? 0;
+  const hasVideo = q.video_url !== undefined;
+  const kind: MediaKind = q.media_kind ?? (hasVideo ? 'video' : imageCount >= 3 ? 'slideshow' : 'image');
+  const preferred: Category = kind === 'video' ? 'video-templates' : kind === 'slideshow' ? 'slideshow-carousel' : 'static-ads';
+  const asked = new Set(words(q.description ?? ''));
+  const limit = Math.min(q.limit ?? SUGGEST_MAX, SUGGEST_MAX);
+  const scored = referenceTemplateTargets()
+    .filter((x) => x.accepts_media_kinds.includes(kind))
+    .filter((x) => (!q.template_category || x.template_category === q.template_category) && (!q.template_slug || x.template_slug === q.template_slug))
+    .map((x, order) => {
+      const matched = [...targetWords(x)].filter((w) => asked.has(w));
+      const score = 0.3 + (x.template_category === preferred ? 0.15 : 0) + 0.55 * Math.min(1, matched.length / 2);
+      const reason = [
+        `Accepts ${kind} references`,
+        x.template_category === preferred ? `${preferred} suits ${kind === 'image' ? 'single images' : kind === 'slideshow' ? 'image sets' : 'video'}` : undefined,
+        matched.length ? `matches ${matched.slice(0, 4).map((w) => `“${w}”`).join(', ')}` : undefined,
+      ]
+        .filter(Boolean)
+        .join('; ');
+      return { x, order, score: Math.round(score * 1000) / 1000, reason: `${reason}.` };
+    })
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .slice(0, limit);
+  return {
+    object: 'reference_template_target_suggestions',
+    media_kind: kind,
+    image_count: imageCount,
+    has_video: hasVideo,
+    suggestions: scored.map((s) => ({
+      template_slug: s.x.template_slug,
+      template_category: s.x.template_category,
+      label: s.x.label,
+      accepts_media_kinds: [...s.x.accepts_media_kinds],
+      score: s.score,
+      reason: s.reason,
+    })),
+    next_step: scored.length
+      ? `Ask the user which target fits (best first), then call create_reference_inspiration (POST /reference-inspirations) with its template_slug and template_category, media_kind ${kind}, and the media (${hasVideo ? 'video_url' : 'image_urls or inline images'}); it costs ${CREDITS_PER_MEDIA_ITEM} credits per media item. Poll list_reference_inspirations until the reference is ready, then pass its id as custom_reference_inspiration_id.`
+      : `No template target accepts ${kind} media${q.template_category ? ` in ${q.template_category}` : ''}; try another media_kind or template_category.`,
+  };
+}
