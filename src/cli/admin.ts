@@ -7,6 +7,7 @@ import { openDatabase, type Database } from '../db/client.ts';
 import { createApiKey, revokeApiKey, validateScopes } from '../services/api-keys.ts';
 import { checkEmail, checkPassword, createMember, MemberError } from '../services/members.ts';
 import { listGrants, revokeGrantById } from '../services/oauth.ts';
+import { pendingReviews, reviewReference } from '../services/references.ts';
 import { createOrganization, getOrganization, grantCredits, isUuid, setPlan, type Plan } from '../services/organizations.ts';
 
 const USAGE = `Usage: npm run -s admin -- <command>
@@ -17,7 +18,9 @@ const USAGE = `Usage: npm run -s admin -- <command>
   key revoke --id KEY_ID
   member create --org ID --email EMAIL --password PASSWORD
   grant list --org ID        the apps members connected over OAuth (MCP clients)
-  grant revoke --id GRANT_ID disconnect one: its tokens stop working at once`;
+  grant revoke --id GRANT_ID disconnect one: its tokens stop working at once
+  reference pending          public reference inspirations waiting for review
+  reference review --id ID --decision approve|reject [--reason TEXT]`;
 
 class UsageError extends Error {}
 class CommandError extends Error {}
@@ -62,6 +65,8 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       id: { type: 'string' },
       email: { type: 'string' },
       password: { type: 'string' },
+      decision: { type: 'string' },
+      reason: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -150,6 +155,20 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       const { db } = await database();
       if (!(await revokeGrantById(db, id))) throw new CommandError(`grant ${id} not found`);
       return { object: 'oauth_grant', id, revoked: true };
+    }
+    case 'reference pending': {
+      const { db } = await database();
+      return { object: 'list', data: await pendingReviews(db) };
+    }
+    case 'reference review': {
+      const id = need(opts, 'id');
+      const decision = need(opts, 'decision');
+      if (decision !== 'approve' && decision !== 'reject') throw new UsageError(`--decision must be approve or reject, got "${decision}"`);
+      if (!isUuid(id)) throw new CommandError(`reference ${id} not found`);
+      const { db } = await database();
+      const done = await reviewReference(db, id, decision, opts.reason);
+      if (!done) throw new CommandError(`reference ${id} is not a ready public reference waiting for review`);
+      return done;
     }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');

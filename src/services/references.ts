@@ -470,3 +470,66 @@ function suggestTargets(q: ListReferencesQuery): ReferencesResponse {
       : `No template target accepts ${kind} media${q.template_category ? ` in ${q.template_category}` : ''}; try another media_kind or template_category.`,
   };
 }
+
+// ----------------------------------------------------------------------------------- review
+
+/** A reference as the admin CLI shows it to a reviewer. */
+export interface ReviewItem {
+  object: 'reference_inspiration';
+  id: string;
+  org: string;
+  status: ReferenceRow['status'];
+  review_status: ReferenceRow['reviewStatus'];
+  template_slug: string;
+  media_kind: MediaKind;
+  label: string | null;
+  media_count: number;
+  created_at: string;
+}
+
+const reviewItem = (r: ReferenceRow): ReviewItem => ({
+  object: 'reference_inspiration',
+  id: r.id,
+  org: r.orgId,
+  status: r.status,
+  review_status: r.reviewStatus,
+  template_slug: r.templateSlug,
+  media_kind: r.mediaKind,
+  label: r.label,
+  media_count: r.mediaIds.length,
+  created_at: r.createdAt.toISOString(),
+});
+
+/** Ready public references waiting for review, oldest first. */
+export async function pendingReviews(db: AppContext['db']): Promise<ReviewItem[]> {
+  const rows = await db
+    .select()
+    .from(referenceInspirations)
+    .where(and(eq(referenceInspirations.visibility, 'public'), eq(referenceInspirations.reviewStatus, 'pending'), eq(referenceInspirations.status, 'ready')))
+    .orderBy(referenceInspirations.createdAt)
+    .limit(100);
+  return rows.map(reviewItem);
+}
+
+/**
+ * A reviewer's decision on a ready public reference: approved, or rejected (status rejected, no
+ * longer usable, the reason as its error; not refunded: the analysis was done). Undefined when no
+ * such reference waits for review.
+ */
+export async function reviewReference(db: AppContext['db'], id: string, decision: 'approve' | 'reject', reason?: string): Promise<ReviewItem | undefined> {
+  const [row] = await db
+    .update(referenceInspirations)
+    .set(
+      decision === 'approve'
+        ? { reviewStatus: 'approved', updatedAt: new Date() }
+        : {
+            reviewStatus: 'rejected',
+            status: 'rejected',
+            error: { code: 'review_rejected', message: (reason ?? 'The reference was rejected in review').slice(0, 1900), retryable: false, context: {} },
+            updatedAt: new Date(),
+          },
+    )
+    .where(and(eq(referenceInspirations.id, id), eq(referenceInspirations.reviewStatus, 'pending'), eq(referenceInspirations.status, 'ready')))
+    .returning();
+  return row ? reviewItem(row) : undefined;
+}

@@ -230,3 +230,50 @@ t.test('the list, the recommendations and the target suggestions', async (t) => 
     t.ok(res.body.error.context.errors.some((e: { field: string }) => e.field === field), `names ${field}`);
   }
 });
+
+t.test('review of public references with the admin CLI: approve, reject', async (t) => {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const run = promisify(execFile);
+  const admin = (...args: string[]) =>
+    run(process.execPath, ['src/cli/admin.ts', ...args], { cwd: new URL('../..', import.meta.url).pathname, env: { ...process.env, DATABASE_URL: app.databaseUrl } }).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
+    );
+  const ws = await app.workspace({ credits: 200, scopes: ['generations:read', 'generations:write'] });
+  const save = async (label: string) => {
+    const res = await app.request('POST', '/api/v1/reference-inspirations', {
+      key: ws.key,
+      body: { template_slug: 'product-spotlight', media_kind: 'image', visibility: 'public', label, images: [{ filename: 'a.png', data: png.toString('base64') }] },
+    });
+    return waitFor(ws.key, res.body.id);
+  };
+  const good = await save('Good one');
+  const bad = await save('Bad one');
+  let r = await admin('reference', 'pending');
+  t.equal(r.code, 0, r.stderr);
+  const pending = JSON.parse(r.stdout).data.filter((x: { org: string }) => x.org === ws.orgId);
+  t.same(pending.map((x: { id: string }) => x.id), [good.id, bad.id], 'oldest first');
+  t.match(pending[0], { review_status: 'pending', status: 'ready', template_slug: 'product-spotlight', media_count: 1, label: 'Good one' });
+
+  r = await admin('reference', 'review', '--id', good.id, '--decision', 'approve');
+  t.equal(r.code, 0, r.stderr);
+  t.match(JSON.parse(r.stdout), { id: good.id, review_status: 'approved', status: 'ready' });
+  r = await admin('reference', 'review', '--id', bad.id, '--decision', 'reject', '--reason', 'Shows a competitor logo');
+  t.equal(r.code, 0, r.stderr);
+  t.match(JSON.parse(r.stdout), { id: bad.id, review_status: 'rejected', status: 'rejected' });
+
+  const after = await list(ws.key);
+  const byId = new Map(after.body.data.map((x: { id: string }) => [x.id, x]));
+  t.match(byId.get(good.id), { review_status: 'approved', status: 'ready' });
+  t.match(byId.get(bad.id), { review_status: 'rejected', status: 'rejected', error: { code: 'review_rejected', message: 'Shows a competitor logo', retryable: false } });
+  const use = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: 'product-spotlight', prompt: 'x', custom_reference_inspiration_id: bad.id } });
+  t.equal(use.status, 400, 'a rejected reference cannot be used');
+  t.equal(await balance(app, ws.orgId), 140, 'the review does not refund');
+
+  r = await admin('reference', 'review', '--id', good.id, '--decision', 'reject');
+  t.equal(r.code, 1, 'reviewed already');
+  t.match(r.stderr, /not a ready public reference waiting for review/);
+  r = await admin('reference', 'review', '--id', good.id, '--decision', 'maybe');
+  t.equal(r.code, 2);
+});
