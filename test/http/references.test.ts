@@ -277,3 +277,27 @@ t.test('review of public references with the admin CLI: approve, reject', async 
   r = await admin('reference', 'review', '--id', good.id, '--decision', 'maybe');
   t.equal(r.code, 2);
 });
+
+t.test('under concurrency: one charge per idempotency key, never below zero', async (t) => {
+  const ws = await app.workspace({ credits: 100, scopes: ['generations:read', 'generations:write'] });
+  const body = { template_slug: 'product-spotlight', media_kind: 'image', images: [{ filename: 'a.png', data: png.toString('base64') }] };
+  // Ten at once with one key: one reference, one charge; the others replay it or are told it is in flight.
+  const same = await Promise.all(
+    Array.from({ length: 10 }, () => app.request('POST', '/api/v1/reference-inspirations', { key: ws.key, body, headers: { 'idempotency-key': 'burst-1' } })),
+  );
+  const ok = same.filter((r) => r.status === 200);
+  t.ok(ok.length >= 1, 'at least one answered 200');
+  t.ok(same.every((r) => r.status === 200 || r.status === 409), `200 or 409 only (${same.map((r) => r.status).join(',')})`);
+  t.equal(new Set(ok.map((r) => r.body.id)).size, 1, 'one reference');
+  t.equal(await balance(app, ws.orgId), 70, 'charged once');
+  // Ten at once without a key on 70 credits at 30 each: two succeed, the rest are 402, never below zero.
+  const burst = await Promise.all(Array.from({ length: 10 }, () => app.request('POST', '/api/v1/reference-inspirations', { key: ws.key, body })));
+  const statuses = burst.map((r) => r.status);
+  t.equal(statuses.filter((s) => s === 200).length, 2, `two fit in the balance (${statuses.join(',')})`);
+  t.equal(statuses.filter((s) => s === 402).length, 8);
+  t.equal(await balance(app, ws.orgId), 10, 'never below zero');
+  t.equal(await count('reference_inspirations', ws.orgId), 3, 'a reference per charge');
+  t.equal(await count('media', ws.orgId), 3, 'no media stored for refused requests');
+  const ledger = await app.service.ctx.sql`select coalesce(sum(delta), 0)::int as s from credit_ledger where org_id = ${ws.orgId} and reason = 'reference_charge'`;
+  t.equal(ledger[0].s, -90, 'the ledger agrees');
+});
