@@ -1,11 +1,12 @@
 // The Streamable HTTP transport of POST /mcp, for a stateless server answering with JSON: what
 // the SDK's StreamableHTTPServerTransport does with `sessionIdGenerator: undefined` and
 // `enableJsonResponse: true`, without its Node ↔ Web (hono) request/response conversion, SSE
-// machinery and re-validation of outgoing messages. The SDK's `Server` still does all protocol
-// handling (initialize, tools/list, tools/call, ping, notifications, JSON-RPC errors); this file
-// owns only the HTTP rules the SDK transport enforced, in the same order, with the same status
-// codes and messages (@modelcontextprotocol/sdk 1.x, server/webStandardStreamableHttp.js,
-// handlePostRequest):
+// machinery and re-validation of outgoing messages. The SDK's `Server` does the protocol handling
+// (initialize, tools/list, tools/call, ping, notifications, JSON-RPC errors), except for a body
+// that is one plain tools/call or tools/list, which answerPost's `direct` hook (./direct.ts)
+// answers the same way without a Server; this file owns the HTTP rules the SDK transport
+// enforced, in the same order, with the same status codes and messages
+// (@modelcontextprotocol/sdk 1.x, server/webStandardStreamableHttp.js, handlePostRequest):
 //   1. Accept must list both application/json and text/event-stream (substring test) → else 406;
 //   2. Content-Type must be application/json (parsed media type) → else 415;
 //   3. a batch may hold at most MAX_BATCH_SIZE messages → else 400 (-32600);
