@@ -450,7 +450,7 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
     const grants = await listGrants(ctx.db, { memberId: member.id });
     // After a disconnection (?disconnected=<grant id>): the name of that app, if it was this member's.
     const gone = opts.disconnected
-      ? (await listGrants(ctx.db, { orgId: member.orgId })).find((g) => g.id === opts.disconnected && g.member_email === member.email && g.revoked_at)
+      ? (await listGrants(ctx.db, { memberId: member.id, revoked: true })).find((g) => g.id === opts.disconnected)
       : undefined;
     const notice = gone ? `Disconnected ${gone.client_name ?? 'the app'}. It can no longer use your workspace.` : undefined;
     return sendPage(

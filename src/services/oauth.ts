@@ -644,9 +644,9 @@ export interface GrantSummary {
 
 /**
  * The grants (connected apps) of an organization's members, or of one member (`memberId`; then
- * only those not revoked), newest first.
+ * only those not revoked, or with `revoked` only the revoked ones), newest first.
  */
-export async function listGrants(db: Db, owner: { orgId: string } | { memberId: string }): Promise<GrantSummary[]> {
+export async function listGrants(db: Db, owner: { orgId: string } | { memberId: string; revoked?: boolean }): Promise<GrantSummary[]> {
   const byOrg = 'orgId' in owner;
   const id = byOrg ? owner.orgId : owner.memberId;
   if (!isUuid(id)) return [];
@@ -663,7 +663,7 @@ export async function listGrants(db: Db, owner: { orgId: string } | { memberId: 
       from ${oauthGrants} g
       join ${oauthClients} c on c.id = g.client_id
       join members m on m.id = g.member_id
-     where ${byOrg ? sql`g.org_id = ${id}` : sql`g.member_id = ${id} and g.revoked_at is null`}
+     where ${byOrg ? sql`g.org_id = ${id}` : owner.revoked ? sql`g.member_id = ${id} and g.revoked_at is not null` : sql`g.member_id = ${id} and g.revoked_at is null`}
      order by g.created_at desc, g.id`);
   const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
   return rows.map((r) => ({
