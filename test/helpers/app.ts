@@ -40,7 +40,8 @@ export interface TestApp {
   workspace(opts?: { plan?: Plan; credits?: number; scopes?: string[]; name?: string }): Promise<{ orgId: string; key: string; keyId: string }>;
 }
 
-function freePort(): Promise<number> {
+/** A TCP port nothing listens on right now (127.0.0.1). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.on('error', reject);

@@ -16,7 +16,7 @@ import { createOrganization } from '../../src/services/organizations.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { freePort } from './helpers.ts';
+import { freePort } from '../helpers/app.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 const realSpec = parse(fs.readFileSync(path.join(root, 'spec/openapi.yaml'), 'utf8')) as JsonObject;

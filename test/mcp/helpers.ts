@@ -2,23 +2,11 @@
 // use, since it names the OAuth resource and endpoints), SDK clients, members, and the OAuth flow
 // driven over plain HTTP (the browser test drives the same pages in Chromium).
 import { createHash, randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Test } from 'tap';
 import { createMember } from '../../src/services/members.ts';
-import { startTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+import { freePort, startTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
 
 /** The service with PUBLIC_BASE_URL equal to the address it listens on. */
 export async function startMcpApp(t: Test, env: Record<string, string> = {}, opts: TestAppOptions = {}): Promise<TestApp> {
