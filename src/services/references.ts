@@ -249,6 +249,17 @@ export class MediaRefused extends Error {
  */
 export async function fetchReferenceMedia(ctx: AppContext, row: ReferenceRow): Promise<MediaInsert[]> {
   const out: MediaInsert[] = [];
+  try {
+    await fetchEach(ctx, row, out);
+  } catch (err) {
+    // What was stored for the items before the one that failed belongs to no row: remove it.
+    await discardStored(ctx, out.map((m) => m.storageKey));
+    throw err;
+  }
+  return out;
+}
+
+async function fetchEach(ctx: AppContext, row: ReferenceRow, out: MediaInsert[]): Promise<void> {
   for (const input of row.inputs as ReferenceInput[]) {
     if (!('url' in input)) continue;
     let body: Buffer;
@@ -283,7 +294,6 @@ export async function fetchReferenceMedia(ctx: AppContext, row: ReferenceRow): P
       throw err;
     }
   }
-  return out;
 }
 
 /** Attaches the fetched media and makes the reference ready, once (false: it was not processing). */

@@ -3,7 +3,9 @@
 // once (idempotent), stores inline images at once and URL media after the analysis, which makes
 // it ready (or failed and refunded); the list, the recommendations and the target suggestions;
 // another workspace sees nothing; a ready reference works in POST /generations.
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { organizations } from '../../src/db/schema/index.ts';
@@ -142,26 +144,29 @@ t.test('a save: charged once, inline images at once, URL images after the analys
 
 t.test('media the analysis refuses: failed with the reason, refunded exactly once', async (t) => {
   const ws = await app.workspace({ credits: 300, scopes: ['generations:read', 'generations:write'] });
-  for (const [name, url, message] of [
-    ['a missing file', `${base}/missing.png`, /could not be fetched/],
-    ['not an image', `${base}/notes.txt`, /unsupported|not|image/i],
+  for (const [name, urls, message, field] of [
+    ['a missing file', [`${base}/missing.png`, `${base}/photo.jpg`], /could not be fetched/, 'body.image_urls[0]'],
+    ['not an image', [`${base}/notes.txt`, `${base}/photo.jpg`], /unsupported|not|image/i, 'body.image_urls[0]'],
+    ['a missing file after a good one', [`${base}/photo.jpg`, `${base}/missing.png`], /could not be fetched/, 'body.image_urls[1]'],
   ] as const) {
-    const res = await app.request('POST', '/api/v1/reference-inspirations', { key: ws.key, body: { template_slug: 'photo-dump-carousel', media_kind: 'slideshow', image_urls: [url, `${base}/photo.jpg`] } });
+    const res = await app.request('POST', '/api/v1/reference-inspirations', { key: ws.key, body: { template_slug: 'photo-dump-carousel', media_kind: 'slideshow', image_urls: urls } });
     t.equal(res.status, 200, name);
     t.equal(await balance(app, ws.orgId), 240, `${name}: charged 60`);
     const failed = await waitFor(ws.key, res.body.id);
     t.equal(failed.status, 'failed', name);
-    t.match(failed.error, { code: 'media_rejected', retryable: false, message, context: { field: 'body.image_urls[0]', credits_refunded: 60 } });
+    t.match(failed.error, { code: 'media_rejected', retryable: false, message, context: { field, credits_refunded: 60 } });
     t.same(failed.media, [], 'nothing attached');
     t.equal(await balance(app, ws.orgId), 300, `${name}: refunded`);
   }
   const ledger = await app.service.ctx.sql`select reason, delta from credit_ledger where org_id = ${ws.orgId} and reason like 'reference%' order by id`;
   t.same(
     ledger.map((r) => `${r.reason} ${r.delta}`),
-    ['reference_charge -60', 'reference_refund 60', 'reference_charge -60', 'reference_refund 60'],
+    ['reference_charge -60', 'reference_refund 60', 'reference_charge -60', 'reference_refund 60', 'reference_charge -60', 'reference_refund 60'],
     'one charge and one refund each',
   );
   t.equal(await count('media', ws.orgId), 0, 'the fetched good image was not kept either');
+  const stored = path.join(app.service.ctx.config.dataDir, 'media', 'editor-media', ws.orgId);
+  t.same(fs.existsSync(stored) ? fs.readdirSync(stored) : [], [], 'and no file of it is left in storage');
 });
 
 t.test('a video reference, public: ready with its video, review pending', async (t) => {
