@@ -2401,7 +2401,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description payload_too_large: the request body exceeds the size limit (`context.limit_bytes`). */
+        /** @description payload_too_large: the request body exceeds the operation's size limit (`context.limit_bytes`; declared on each request body as `x-body-limit-bytes`). */
         PayloadTooLarge: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];

@@ -4,6 +4,7 @@
 //   operations.json         the operation index: method, path, scopes, params, statuses, MCP tools
 //   request-validators.cjs  AJV standalone validators for JSON request bodies (no coercion)
 //   param-validators.cjs    AJV standalone validators for path/query/header parameters
+//   *-validators-fast.cjs   the request-side validators again, stopping at the first error
 //   response-validators.cjs AJV standalone validators for every declared response
 //   skill.md                agent instructions derived from the spec
 //   mcp-tools.json          the MCP tool table: names, self-contained schemas, annotations, routing

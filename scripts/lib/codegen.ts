@@ -124,7 +124,12 @@ export function buildIndex(spec: JsonObject): OperationIndex {
       let requestBody: OperationIndexEntry['requestBody'] = null;
       if (op.requestBody) {
         const rb = deref(spec, op.requestBody) as JsonObject;
-        requestBody = { required: Boolean(rb.required), contentTypes: Object.keys((rb.content ?? {}) as JsonObject) };
+        const limit = rb['x-body-limit-bytes'];
+        requestBody = {
+          required: Boolean(rb.required),
+          contentTypes: Object.keys((rb.content ?? {}) as JsonObject),
+          limitBytes: typeof limit === 'number' && Number.isInteger(limit) && limit > 0 ? limit : null,
+        };
       }
       const responses: OperationIndexEntry['responses'] = {};
       for (const [status, rRaw] of Object.entries((op.responses ?? {}) as JsonObject)) {
@@ -498,6 +503,7 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void)
     }
   }
 
+  const requestParams = Object.fromEntries(Object.entries(params).filter(([name]) => /__(path|query|header)$/.test(name)));
   const types = astToString(await openapiTS(structuredClone(spec) as never, { alphabetize: false, exportType: false }));
 
   return {
@@ -510,6 +516,13 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void)
     // Parameters (and response headers) arrive as strings: coerce to the declared type ("array" wraps a single value).
     'param-validators.cjs': standalone(spec, params, { useDefaults: true, coerceTypes: 'array', removeAdditional: false }, log, 'params'),
     'param-validators.d.cts': dts(Object.keys(params)),
+    // The same request validators stopping at the first error (allErrors off): linear in the input,
+    // and an array over its maxItems fails before any of its items is looked at. The executor runs
+    // these first and the all-errors ones above only on small inputs (src/operations/validate.ts).
+    'request-validators-fast.cjs': standalone(spec, bodies, { useDefaults: true, coerceTypes: false, removeAdditional: false, allErrors: false }, log, 'request (first error)'),
+    'request-validators-fast.d.cts': dts(Object.keys(bodies)),
+    'param-validators-fast.cjs': standalone(spec, requestParams, { useDefaults: true, coerceTypes: 'array', removeAdditional: false, allErrors: false }, log, 'params (first error)'),
+    'param-validators-fast.d.cts': dts(Object.keys(requestParams)),
     // Responses: validated exactly as sent, nothing filled in.
     'response-validators.cjs': standalone(spec, responses, { useDefaults: false, coerceTypes: false }, log, 'response'),
     'response-validators.d.cts': dts(Object.keys(responses)),

@@ -15,7 +15,6 @@ import { registerMcp } from '../mcp/index.ts';
 import type { Handler, OperationId, Reply } from '../operations/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog-data.ts';
 import { PREVIEW_PREFIX } from '../services/catalog.ts';
-import { JSON_UPLOAD_BODY_LIMIT } from '../services/editor/media.ts';
 import { MEDIA_PREFIX } from '../storage/index.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
 
@@ -159,8 +158,9 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
     app.route({
       method: op.method as 'GET',
       url: `${API_PREFIX}${op.routePath}`,
-      // Inline (base64) editor uploads carry up to 25 MB decoded in a JSON body.
-      ...(op.operationId === 'uploadEditorMedia' ? { bodyLimit: Math.max(ctx.config.bodyLimitBytes, JSON_UPLOAD_BODY_LIMIT) } : {}),
+      // Each operation's body limit is the contract's (`x-body-limit-bytes` on its request body),
+      // BODY_LIMIT_BYTES where it declares none: a 300 KB body cannot reach an operation built for 16 KB.
+      bodyLimit: op.requestBody?.limitBytes ?? ctx.config.bodyLimitBytes,
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const ct = req.headers['content-type'];
         const multipart = req.isMultipart();

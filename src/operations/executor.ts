@@ -1,15 +1,14 @@
 // The operation executor: the one path every call takes, whether it came over REST or MCP.
 // authenticate → scope → plan → validate parameters and body (generated AJV validators)
 // → handler. Errors are thrown as ApiError; the adapters render them.
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import indexJson from '../../generated/operations.json' with { type: 'json' };
-import paramValidators from '../../generated/param-validators.cjs';
-import requestValidators from '../../generated/request-validators.cjs';
 import type { AppContext } from '../context.ts';
 import { ApiError, badRequest, type FieldError } from '../errors.ts';
 import { authenticate, type AuthContext } from '../services/api-keys.ts';
 import type { OperationIndex, OperationIndexEntry } from './operation-index.ts';
 import { Reply, type Handler, type OperationId } from './types.ts';
+import { MAX_FIELD_ERRORS, validate } from './validate.ts';
 
 export type { ParamInfo } from './operation-index.ts';
 export type OperationInfo = OperationIndexEntry;
@@ -17,9 +16,6 @@ export type OperationInfo = OperationIndexEntry;
 export const operationIndex = indexJson as unknown as OperationIndex;
 
 export const operationsById = new Map(operationIndex.operations.map((o) => [o.operationId, o]));
-
-const params = paramValidators as unknown as Record<string, ValidateFunction>;
-const bodies = requestValidators as unknown as Record<string, ValidateFunction>;
 
 export interface OperationCall {
   operationId: string;
@@ -82,12 +78,26 @@ export function fieldErrors(where: string, errors: ErrorObject[] | null | undefi
   return out;
 }
 
-export function invalid(errors: FieldError[]): ApiError {
+/**
+ * The 400 for failing fields: every error up to the contract's MAX_FIELD_ERRORS in context.errors,
+ * the first five in the message with how many more there are. `firstOnly` says that validation
+ * stopped at the first error because the input was large.
+ */
+export function invalid(errors: FieldError[], firstOnly = false): ApiError {
   const summary = errors
     .slice(0, 5)
     .map((e) => `${e.field} ${e.message}`)
     .join('; ');
-  return badRequest(`Invalid request: ${summary}${errors.length > 5 ? ` (and ${errors.length - 5} more)` : ''}`, errors);
+  const more = errors.length > 5 ? ` (and ${errors.length - 5} more)` : '';
+  const stopped = firstOnly ? ' (the request is large: validation stopped at its first error)' : '';
+  return badRequest(`Invalid request: ${summary}${more}${stopped}`, errors.slice(0, MAX_FIELD_ERRORS));
+}
+
+/** Validates one part of a call in place; its field errors appended to `out`. Returns whether only the first error was looked for. */
+function check(kind: 'body' | 'params', name: string, where: string, data: unknown, out: FieldError[]): boolean {
+  const { errors, firstOnly } = validate(kind, name, data);
+  if (errors) for (const e of fieldErrors(where, errors)) out.push(e);
+  return firstOnly;
 }
 
 export function requireScope(op: OperationInfo, auth: AuthContext): void {
@@ -159,10 +169,10 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<Op
   async function validateAndRun(op: OperationInfo, handler: Handler<OperationId>, call: OperationCall, auth: AuthContext | null): Promise<Reply> {
     const errors: FieldError[] = [];
     const input: Record<string, unknown> = {};
+    let firstOnly = false;
     for (const where of ['path', 'query', 'header'] as const) {
-      const v = params[`${op.operationId}__${where}`];
       const data = { ...(where === 'path' ? call.path : where === 'query' ? call.query : call.headers) };
-      if (v && !v(data)) errors.push(...fieldErrors(where, v.errors));
+      firstOnly = check('params', `${op.operationId}__${where}`, where, data, errors) || firstOnly;
       input[where] = data;
     }
 
@@ -177,12 +187,11 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<Op
           supported_content_types: op.requestBody.contentTypes,
         });
       } else if (call.contentType === 'application/json' || call.contentType === undefined) {
-        const v = bodies[op.operationId];
         // Validated in place: the body was parsed for this call alone; defaults are filled in.
-        if (v && !v(body)) errors.push(...fieldErrors('body', v.errors));
+        firstOnly = check('body', op.operationId, 'body', body, errors) || firstOnly;
       }
     }
-    if (errors.length) throw invalid(errors);
+    if (errors.length) throw invalid(errors, firstOnly);
 
     const result = await handler({
       path: input.path,

@@ -2,11 +2,9 @@
 // the same steps as the operation executor (scope → plan → validate with the generated
 // `mcp__<name>` validator → handler), errors thrown as ApiError. Tools whose capability lands in
 // a later issue are listed in PENDING_MCP_TOOLS (pending.ts) and answer `not_implemented`.
-import type { ValidateFunction } from 'ajv';
 import { eq } from 'drizzle-orm';
 import type { components } from '../../generated/openapi.d.ts';
 import toolsJson from '../../generated/mcp-tools.json' with { type: 'json' };
-import requestValidators from '../../generated/request-validators.cjs';
 import type { AppContext } from '../context.ts';
 import { organizations } from '../db/schema/index.ts';
 import { ApiError } from '../errors.ts';
@@ -16,6 +14,7 @@ import { workspaceAssets } from '../services/assets.ts';
 import { importEditorMediaFromUrl } from '../services/editor/uploads.ts';
 import { rankVoices } from '../services/voice-recommendations.ts';
 import { fieldErrors, invalid, requirePaidPlan, requireScope, type OperationInfo } from './executor.ts';
+import { validate } from './validate.ts';
 
 type Schemas = components['schemas'];
 
@@ -68,8 +67,6 @@ export const MCP_ONLY_TOOLS: McpOnlyToolInfo[] = (toolsJson as { tools: (McpOnly
   .filter((t) => t.operationId === null)
   .map(({ name, scopes, requiresPaidPlan }) => ({ name, scopes, requiresPaidPlan }));
 
-const validators = requestValidators as unknown as Record<string, ValidateFunction>;
-
 export interface McpOnlyExecutor {
   execute(name: string, args: Record<string, unknown>, auth: AuthContext): Promise<object>;
 }
@@ -84,8 +81,8 @@ export function createMcpOnlyExecutor(ctx: AppContext, handlers: Map<string, Mcp
       if (info.scopes.length > 0) requireScope({ operationId: name, scopes: info.scopes } as OperationInfo, auth);
       if (info.requiresPaidPlan) requirePaidPlan(auth);
       const input = structuredClone(args ?? {});
-      const v = validators[`mcp__${name}`];
-      if (v && !v(input)) throw invalid(fieldErrors('arguments', v.errors));
+      const { errors, firstOnly } = validate('body', `mcp__${name}`, input);
+      if (errors) throw invalid(fieldErrors('arguments', errors), firstOnly);
       return handler({ args: input as never, auth, ctx, tool: name });
     },
   };

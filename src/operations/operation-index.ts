@@ -34,7 +34,8 @@ export interface OperationIndexEntry {
   /** Any one of these scopes grants access; empty means no authentication. */
   scopes: string[];
   params: ParamInfo[];
-  requestBody: { required: boolean; contentTypes: string[] } | null;
+  /** limitBytes: the body size limit the contract declares (`x-body-limit-bytes`), null: the server's default. */
+  requestBody: { required: boolean; contentTypes: string[]; limitBytes: number | null } | null;
   responses: Record<string, { contentType: string | null; description: string }>;
   successStatus: number;
   mcpTools: McpToolEntry[];

@@ -31,13 +31,21 @@ t.test('malformed JSON → 400 bad_request', async (t) => {
 });
 
 t.test('body over the limit → 413 payload_too_large', async (t) => {
+  // The operation's own limit from the contract (x-body-limit-bytes: 131072 on createGeneration).
   const res = await app.request('POST', '/api/v1/generations', {
     key,
-    raw: JSON.stringify({ type: 'static_ad', prompt: 'x'.repeat(70 * 1024) }),
+    raw: JSON.stringify({ type: 'static_ad', prompt: 'x'.repeat(130 * 1024) }),
     contentType: 'application/json',
   });
   envelope(t, res, 413, 'payload_too_large');
-  t.equal(res.body.error.context.limit_bytes, 64 * 1024);
+  t.equal(res.body.error.context.limit_bytes, 128 * 1024);
+  // /mcp declares none: BODY_LIMIT_BYTES (64 KiB in this file) applies.
+  const mcp = await fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(70 * 1024) } }),
+  });
+  t.equal(mcp.status, 413);
 });
 
 t.test('unsupported content type → 415', async (t) => {

@@ -24,8 +24,6 @@ export type MediaInsert = typeof media.$inferInsert;
 
 /** Decoded size limit of a JSON (base64) upload. */
 export const JSON_UPLOAD_MAX_BYTES = 25 * 1024 * 1024;
-/** Request body limit of the JSON upload route (base64 of 25 MB plus the rest of the body). */
-export const JSON_UPLOAD_BODY_LIMIT = 36 * 1024 * 1024;
 /** Size limit of a multipart upload. */
 export const MULTIPART_UPLOAD_MAX_BYTES = 500 * 1024 * 1024;
 /** Size limit of a file imported from a URL. */
