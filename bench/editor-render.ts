@@ -95,11 +95,15 @@ try {
   say(`editor render bench: ${video.width}×${video.height} ${video.fps} fps, ${video.duration_seconds} s, ${video.items.length} items, ${rounds} rounds`);
 
   // The bare command: the very plan the worker makes, run directly.
-  const mediaRows = await service.ctx.sql`select id, storage_key, kind, width, height, duration_seconds, has_audio from media where org_id = ${org.id}`;
+  const mediaRows = await service.ctx.sql`select id, storage_key, content_type, kind, width, height, duration_seconds, has_audio from media where org_id = ${org.id}`;
   const files = new Map<string, RenderMedia>();
-  for (const m of mediaRows) files.set(m.id, { path: await service.ctx.storage.localPath(m.storage_key), kind: m.kind, width: m.width, height: m.height, durationSeconds: m.duration_seconds, hasAudio: m.has_audio });
   const planDir = path.join(dir, 'plan');
   fs.mkdirSync(planDir);
+  for (const m of mediaRows) {
+    const file = path.join(planDir, `input-${m.id}${path.extname(m.storage_key)}`);
+    await service.ctx.storage.copyToFile(m.storage_key, file);
+    files.set(m.id, { path: file, type: m.content_type, kind: m.kind, width: m.width, height: m.height, durationSeconds: m.duration_seconds, hasAudio: m.has_audio });
+  }
   const plan = await planRender({ width: video.width, height: video.height, fps: video.fps, tracks: video.tracks, items: video.items, media: files }, planDir, path.join(planDir, 'bare.mp4'));
   const bare = async () => {
     const t0 = performance.now();

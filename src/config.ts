@@ -42,6 +42,8 @@ export interface Config {
   exportConcurrency: number;
   /** Largest editor upload (multipart; JSON uploads are also capped at 25 MB decoded). */
   editorUploadMaxBytes: number;
+  /** Address-space limit of each ffmpeg/ffprobe process, in MiB (0: none). */
+  ffmpegMaxMemoryMb: number;
 }
 
 export interface TranscriptionConfig {
@@ -192,5 +194,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     transcription: transcriptionConfig(env),
     exportConcurrency: int(env, 'EXPORT_CONCURRENCY', 1, 1, 16),
     editorUploadMaxBytes: int(env, 'EDITOR_UPLOAD_MAX_BYTES', 500 * 1024 * 1024, 1024),
+    ffmpegMaxMemoryMb: int(env, 'FFMPEG_MAX_MEMORY_MB', 4096, 0),
   };
 }

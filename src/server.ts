@@ -9,6 +9,7 @@ import { buildApp } from './http/app.ts';
 import { bindHandlers } from './operations/registry.ts';
 import { startBoss, startWorkers } from './jobs/boss.ts';
 import { jobQueue } from './jobs/queue.ts';
+import { configureMediaLimits } from './media/ffmpeg.ts';
 import { createGuardedFetcher } from './net/guarded-fetch.ts';
 import { createRateLimiter } from './services/rate-limit.ts';
 import { oauthRateLimiters } from './services/oauth-limits.ts';
@@ -44,6 +45,7 @@ export interface StartOptions {
 export async function startService(opts: StartOptions = {}): Promise<Service> {
   const config = opts.config ?? loadConfig();
   const log = opts.log ?? consoleLogger(config.logLevel);
+  configureMediaLimits({ maxMemoryMb: config.ffmpegMaxMemoryMb });
   const api = opts.api ?? true;
   const workers = opts.workers ?? !config.apiOnly;
   // Bind first: a contract/handler mismatch refuses boot before anything is started.

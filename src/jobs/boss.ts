@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { AppContext, Logger } from '../context.ts';
 import { createQueues } from './queue.ts';
 import { WORKERS } from './workers.ts';
+import { sweepWorkFolders } from '../media/work-folder.ts';
 
 export async function startBoss(url: string, config: Config, log: Logger, opts: { supervise: boolean }): Promise<PgBoss> {
   const boss = new PgBoss({
@@ -25,6 +26,9 @@ export async function startBoss(url: string, config: Config, log: Logger, opts: 
 }
 
 export async function startWorkers(boss: PgBoss, ctx: AppContext): Promise<string[]> {
+  // Work folders of attempts that never came back (a killed worker whose job was not retried here).
+  const swept = await sweepWorkFolders(ctx.config.dataDir);
+  if (swept) ctx.log.info({ swept }, 'removed abandoned work folders');
   for (const w of WORKERS) await w.register(boss, ctx);
   return WORKERS.map((w) => w.queue);
 }

@@ -10,6 +10,7 @@ import type { AppContext } from '../context.ts';
 import { media } from '../db/schema/index.ts';
 import { FfmpegError, probe } from '../media/ffmpeg.ts';
 import { renderTimeline, type RenderMedia } from '../media/timeline.ts';
+import { jobFolder } from '../media/work-folder.ts';
 import { completeExport, exportProgress, failExport, startExport, type ExportSnapshot } from '../services/editor/exports.ts';
 import { QUEUES } from './queue.ts';
 
@@ -23,16 +24,17 @@ export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJ
   const row = await startExport(ctx, job.data.exportId);
   if (!row) return;
   const snap = row.snapshot as ExportSnapshot;
-  const tmpRoot = path.join(ctx.config.dataDir, 'tmp');
-  await fs.mkdir(tmpRoot, { recursive: true });
-  const workDir = await fs.mkdtemp(path.join(tmpRoot, `export-${row.id}-`));
+  const workDir = await jobFolder(ctx.config.dataDir, `export-${row.id}`);
   let lastReport = 0;
   try {
     const ids = [...new Set(snap.timeline.items.map((i) => i.media_id).filter((id): id is string => Boolean(id)))];
     const rows = ids.length ? await ctx.db.select().from(media).where(and(eq(media.orgId, row.orgId), inArray(media.id, ids))) : [];
     const files = new Map<string, RenderMedia>();
     for (const m of rows) {
-      files.set(m.id, { path: await ctx.storage.localPath(m.storageKey), kind: m.kind, width: m.width, height: m.height, durationSeconds: m.durationSeconds, hasAudio: m.hasAudio });
+      // The renderer reads copies in its own folder, each with the demuxer of its sniffed type.
+      const file = path.join(workDir, `input-${m.id}${path.extname(m.storageKey)}`);
+      await ctx.storage.copyToFile(m.storageKey, file);
+      files.set(m.id, { path: file, type: m.contentType, kind: m.kind, width: m.width, height: m.height, durationSeconds: m.durationSeconds, hasAudio: m.hasAudio });
     }
     const lost = ids.filter((id) => !files.has(id));
     if (lost.length) throw new MissingMedia(`media ${lost.join(', ')} of the project no longer exist`);
@@ -47,7 +49,7 @@ export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJ
         exportProgress(ctx, row.id, fraction * 100).catch(() => {});
       },
     });
-    const probed = await probe(out);
+    const probed = await probe({ path: out, type: 'video/mp4' });
     const key = `editor-exports/${row.orgId}/${row.id}.mp4`;
     const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
     await completeExport(ctx, row, { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds, hasAudio: probed.has_audio });

@@ -8,6 +8,9 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { JobWithMetadata, PgBoss } from 'pg-boss';
 import type { AppContext } from '../context.ts';
 import { media } from '../db/schema/index.ts';
+import type { MediaFile } from '../media/ffmpeg.ts';
+import { inspect, MediaRejected, sniff } from '../media/inspect.ts';
+import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
 import { createProvider } from '../providers/index.ts';
 import { ProviderError, type GenerationJob, type Provider } from '../providers/types.ts';
@@ -61,21 +64,36 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string):
       throw err;
     }
   };
-  const toFile = async (input: MediaInput | undefined, field: string, name: string) => {
+  // Every file input is a copy inside the job's folder with its sniffed type: a stored media item
+  // (sniffed and checked at upload), or fetched bytes, sniffed and checked here like an upload.
+  const toFile = async (input: MediaInput | undefined, field: string, name: string): Promise<MediaFile | undefined> => {
     if (!input) return undefined;
     if (input.mediaId) {
       const row = rows.get(input.mediaId);
-      if (row) return ctx.storage.localPath(row.storageKey);
+      if (!row) throw new JobFailure({ code: 'input_unavailable', message: `Media ${input.mediaId} no longer exists`, retryable: false, context: { field } });
+      const file = path.join(workDir, `${name}${path.extname(row.storageKey)}`);
+      await ctx.storage.copyToFile(row.storageKey, file);
+      return { path: file, type: row.contentType };
     }
+    const bytes = await bytesOf(input, field, 200 * 1024 * 1024);
     const file = path.join(workDir, name);
-    await fs.writeFile(file, await bytesOf(input, field, 200 * 1024 * 1024));
-    return file;
+    await fs.writeFile(file, bytes);
+    try {
+      const sniffed = await sniff(bytes);
+      const inspected = await inspect(file, sniffed);
+      return { path: file, type: inspected.contentType };
+    } catch (err) {
+      if (err instanceof MediaRejected) {
+        throw new JobFailure({ code: 'input_unavailable', message: `${field} ${input.url} ${err.message}`, retryable: false, context: { field, url: input.url, reason: err.reason } });
+      }
+      throw err;
+    }
   };
   return {
     referenceImages: await Promise.all(spec.references.map((r, i) => bytesOf(r, `reference_image_urls[${i}]`, 20 * 1024 * 1024))),
-    sourceVideoPath: await toFile(spec.sourceVideo, 'source_video', 'source-video'),
-    motionVideoPath: await toFile(spec.motionVideo, 'motion_video', 'motion-video'),
-    audioPath: await toFile(spec.audio, 'audio', 'audio'),
+    sourceVideo: await toFile(spec.sourceVideo, 'source_video', 'source-video'),
+    motionVideo: await toFile(spec.motionVideo, 'motion_video', 'motion-video'),
+    audio: await toFile(spec.audio, 'audio', 'audio'),
   };
 }
 
@@ -91,10 +109,7 @@ function toFailure(err: unknown): { detail: FailureDetail; retryable: boolean } 
 export async function runGenerationJob(ctx: AppContext, provider: Provider, job: JobWithMetadata<GenerationJobData>): Promise<void> {
   const g = await startAttempt(ctx, job.data.generationId);
   if (!g) return; // already completed or failed: a repeated delivery has nothing to do
-  const workDir = await fs.mkdtemp(path.join(ctx.config.dataDir, 'tmp', `gen-${g.id}-`)).catch(async () => {
-    await fs.mkdir(path.join(ctx.config.dataDir, 'tmp'), { recursive: true });
-    return fs.mkdtemp(path.join(ctx.config.dataDir, 'tmp', `gen-${g.id}-`));
-  });
+  const workDir = await jobFolder(ctx.config.dataDir, `gen-${g.id}`);
   let lastReport = 0;
   try {
     const inputs = await gatherInputs(ctx, g, workDir);
@@ -121,9 +136,9 @@ export async function runGenerationJob(ctx: AppContext, provider: Provider, job:
         generateAudio: spec.generateAudio,
         avatarName: spec.avatar?.name,
         referenceImages: inputs.referenceImages ?? [],
-        sourceVideoPath: inputs.sourceVideoPath,
-        motionVideoPath: inputs.motionVideoPath,
-        audioPath: inputs.audioPath,
+        sourceVideo: inputs.sourceVideo,
+        motionVideo: inputs.motionVideo,
+        audio: inputs.audio,
       },
       {
         workDir,
@@ -145,7 +160,7 @@ export async function runGenerationJob(ctx: AppContext, provider: Provider, job:
       width: result.width,
       height: result.height,
       durationSeconds: result.durationSeconds,
-      hasAudio: spec.output === 'video' ? spec.generateAudio || Boolean(inputs.audioPath) : undefined,
+      hasAudio: spec.output === 'video' ? spec.generateAudio || Boolean(inputs.audio) : undefined,
     });
   } catch (err) {
     const { detail, retryable } = toFailure(err);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL, type RawAvatar, type RawVoice } from '../services/catalog-data.ts';
-import { runFfmpeg } from './ffmpeg.ts';
+import { inputArgs, runFfmpeg } from './ffmpeg.ts';
 import { synthesizeSpeech } from './tts.ts';
 
 /** What a voice says in its sample, by language (the part of the eSpeak voice before "-" / "+"). */
@@ -78,14 +78,14 @@ async function makeAvatarVideo(avatar: RawAvatar, out: string): Promise<void> {
   try {
     await runFfmpeg(
       [
-        '-loop', '1', '-framerate', String(fps), '-i', png,
+        ...inputArgs({ path: png, type: 'image/png' }, ['-loop', '1', '-framerate', String(fps)]),
         '-vf',
         `zoompan=z='1+0.08*on/${frames}':x='iw/2-(iw/zoom/2)':y='ih/2-(ih/zoom/2)':d=1:s=${width}x${height}:fps=${fps},format=yuv420p`,
         '-frames:v', String(frames),
         '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-movflags', '+faststart', '-an',
         '-f', 'mp4', out,
       ],
-      { expectedDurationSeconds: seconds },
+      { expectedDurationSeconds: seconds, cwd: path.dirname(png) },
     );
   } finally {
     await fs.rm(png, { force: true });

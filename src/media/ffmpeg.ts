@@ -1,17 +1,105 @@
-// ffmpeg / ffprobe helpers shared by the renderers (generation providers, and later the editor's
-// timeline renderer). The binaries come from the @ffmpeg-installer / @ffprobe-installer packages
-// (static builds shipped inside npm packages), never from PATH.
+// ffmpeg / ffprobe helpers shared by the renderers (generation providers, the editor's timeline
+// renderer, TTS, catalog samples). The binaries come from the @ffmpeg-installer / @ffprobe-installer
+// packages (static builds shipped inside npm packages), never from PATH.
 //
-//   runFfmpeg(args, {expectedDurationSeconds, onProgress, signal})  one ffmpeg run with progress
-//   probe(file)                                                      ffprobe JSON, summarised
-//   extractFrame(file, seconds)                                      one frame as a PNG buffer
-//   escapeFilterValue(value)                                         quote a value for a filtergraph
+//   runFfmpeg(args, {cwd, expectedDurationSeconds, onProgress, signal})  one ffmpeg run with progress
+//   inputArgs(file, options)                                            `-f <demuxer> … -i <file>` of a typed file
+//   probe(file)                                                         ffprobe JSON, summarised
+//   extractFrame(file, seconds)                                         one frame as a PNG buffer
+//   escapeFilterValue(value)                                            quote a value for a filtergraph
+//
+// User media is hostile (security issue: an ID3 tag longer than file-type's 4,100-byte window,
+// then an HLS playlist, was sniffed as MP3 and then opened by ffmpeg as HLS, whose segment was
+// another workspace's file). So, at every depth:
+//   - every input of every run is forced to the demuxer of the type it was sniffed as
+//     (`inputArgs`); runFfmpeg refuses an input without `-f`, and one outside its job folder (`cwd`);
+//     probe() and extractFrame() sniff a path they are given without a type;
+//   - protocols are limited to plain files (`-protocol_whitelist file`), probes additionally to the
+//     one demuxer (`-format_whitelist`): no playlists, no concat, no data:/http;
+//   - decoded frames are bounded (`-max_pixels`), and so is each process's memory (ulimit -v);
+//   - each run is its own process group, killed whole on abort, and killed within a second when
+//     the Node process that started it dies (a watchdog beside it), so no render outlives its worker.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { open } from 'node:fs/promises';
+import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import ffprobeInstaller from '@ffprobe-installer/ffprobe';
+import { fileTypeFromBuffer } from 'file-type';
 
 export const FFMPEG_PATH: string = ffmpegInstaller.path;
 export const FFPROBE_PATH: string = ffprobeInstaller.path;
+
+/** Limits every ffmpeg/ffprobe run gets (configureMediaLimits sets them from the configuration). */
+export const mediaLimits = {
+  /** Largest decoded frame (width × height) of any input. */
+  maxPixels: 40_000_000,
+  /** Address-space limit of one ffmpeg/ffprobe process, in MiB (0: none). */
+  maxMemoryMb: 4096,
+};
+
+export function configureMediaLimits(limits: Partial<typeof mediaLimits>): void {
+  Object.assign(mediaLimits, limits);
+}
+
+/** A local media file and the type its bytes were sniffed as: how a file becomes an ffmpeg input. */
+export interface MediaFile {
+  path: string;
+  /** The sniffed MIME type (e.g. audio/mpeg), never a declared one. */
+  type: string;
+}
+
+const IMAGE = (decoder: string) => ['-f', 'image2', '-pattern_type', 'none', '-c:v', decoder];
+/** The demuxer (and, for images, decoder) each supported type is read with: nothing is guessed. */
+const DEMUXER: Record<string, string[]> = {
+  'image/png': IMAGE('png'),
+  'image/jpeg': IMAGE('mjpeg'),
+  'image/webp': IMAGE('webp'),
+  'video/mp4': ['-f', 'mov'],
+  'video/quicktime': ['-f', 'mov'],
+  'video/x-m4v': ['-f', 'mov'],
+  'audio/mp4': ['-f', 'mov'],
+  'audio/x-m4a': ['-f', 'mov'],
+  'video/webm': ['-f', 'matroska'],
+  'audio/webm': ['-f', 'matroska'],
+  'audio/mpeg': ['-f', 'mp3'],
+  'audio/wav': ['-f', 'wav'],
+  'audio/aac': ['-f', 'aac'],
+  'audio/ogg': ['-f', 'ogg'],
+  'audio/opus': ['-f', 'ogg'],
+  'video/ogg': ['-f', 'ogg'],
+  'audio/flac': ['-f', 'flac'],
+};
+
+/** The demuxer name a type is forced to (e.g. `mp3`), or undefined for types we do not read. */
+export function demuxerOf(type: string): string | undefined {
+  const args = DEMUXER[type];
+  return args ? args[1] : undefined;
+}
+
+/** The input arguments of `file`: its forced demuxer, then `options` (-ss, -t, -loop …), then `-i`. */
+export function inputArgs(file: MediaFile, options: string[] = []): string[] {
+  const forced = DEMUXER[file.type];
+  if (!forced) throw new FfmpegError(`${path.basename(file.path)} is ${file.type}, which is not a media type ffmpeg may read here`, null, null, '');
+  return [...forced, ...options, '-i', file.path];
+}
+
+/** The sniffed type of a local file from its first bytes (file-type), for paths given without one. */
+export async function sniffFile(file: string): Promise<MediaFile> {
+  const fh = await open(file, 'r');
+  try {
+    const head = Buffer.alloc(4100);
+    const { bytesRead } = await fh.read(head, 0, head.length, 0);
+    const found = await fileTypeFromBuffer(head.subarray(0, bytesRead)).catch(() => undefined);
+    if (!found || !DEMUXER[found.mime]) {
+      throw new FfmpegError(`${path.basename(file)} is ${found?.mime ?? 'of an unknown type'}, which is not a media type ffmpeg may read here`, null, null, '');
+    }
+    return { path: file, type: found.mime };
+  } finally {
+    await fh.close();
+  }
+}
+
+const typed = async (file: string | MediaFile): Promise<MediaFile> => (typeof file === 'string' ? sniffFile(file) : file);
 
 /** How many trailing stderr lines an error carries. */
 const STDERR_LINES = 20;
@@ -68,6 +156,73 @@ function lineTail(max: number): { push(chunk: string): void; text(): string } {
 }
 
 /**
+ * The shell that runs each ffmpeg/ffprobe: limits its address space (ulimit -v), starts it, and
+ * beside it a watchdog that kills it within a second once the Node process that spawned the shell
+ * is gone (Node has no PR_SET_PDEATHSIG; a SIGKILLed worker must not leave renders running). The
+ * shell leads its own process group, so an abort kills all three at once.
+ */
+const GUARD = [
+  'limit=$1; shift',
+  '[ "$limit" -gt 0 ] && ulimit -v "$limit" 2>/dev/null',
+  'parent=$PPID',
+  '"$@" &',
+  'child=$!',
+  '( while kill -0 "$child" 2>/dev/null; do kill -0 "$parent" 2>/dev/null || { kill -9 "$child"; exit 0; }; sleep 1; done ) </dev/null >/dev/null 2>&1 &',
+  'watchdog=$!',
+  'wait "$child"; code=$?',
+  'kill "$watchdog" 2>/dev/null',
+  'exit "$code"',
+].join('\n');
+
+function spawnGuarded(program: string, args: string[], cwd?: string): ChildProcess {
+  if (process.platform === 'win32') return spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd });
+  const limitKb = Math.max(0, Math.floor(mediaLimits.maxMemoryMb * 1024));
+  return spawn('/bin/sh', ['-c', GUARD, 'media-guard', String(limitKb), program, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd, detached: true });
+}
+
+/** Kills a guarded run: its whole process group (the shell, the program, the watchdog). */
+function killGuarded(child: ChildProcess): void {
+  try {
+    if (child.pid && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
+    else child.kill('SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
+const within = (dir: string, file: string) => {
+  const rel = path.relative(dir, path.resolve(dir, file));
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+};
+
+/**
+ * Checks and completes the inputs of an ffmpeg command line: every `-i` must have a forced `-f`
+ * among its own options; a file input must lie inside `cwd` (the job's own folder); each file input
+ * gets `-protocol_whitelist file` and `-max_pixels`. lavfi inputs are graphs this code writes.
+ */
+export function guardInputs(args: string[], cwd: string | undefined): string[] {
+  const out: string[] = [];
+  let segment: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a !== '-i') {
+      segment.push(a);
+      continue;
+    }
+    const input = args[++i];
+    const f = segment.lastIndexOf('-f');
+    if (f < 0 || f + 1 >= segment.length) throw new FfmpegError(`ffmpeg input ${input} has no forced format (-f)`, null, null, '');
+    if (segment[f + 1] !== 'lavfi') {
+      if (!cwd || !within(cwd, input)) throw new FfmpegError(`ffmpeg input ${input} is not a file of this job's folder`, null, null, '');
+      segment.push('-protocol_whitelist', 'file', '-max_pixels', String(mediaLimits.maxPixels));
+    }
+    out.push(...segment, '-i', input);
+    segment = [];
+  }
+  return [...out, ...segment];
+}
+
+/**
  * Runs ffmpeg with `args` (everything after the program name; inputs, filters, outputs).
  * Adds `-hide_banner -nostdin -y -loglevel error -progress pipe:1 -nostats` in front, parses the
  * progress stream (out_time_ms, which ffmpeg reports in microseconds) into a fraction of
@@ -79,8 +234,9 @@ export function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<
   const expected = opts.expectedDurationSeconds && opts.expectedDurationSeconds > 0 ? opts.expectedDurationSeconds : 0;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise<void>((resolve, reject) => {
-    const fullArgs = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats', ...args];
-    const child = spawn(FFMPEG_PATH, fullArgs, { stdio: ['ignore', 'pipe', 'pipe'], cwd: opts.cwd });
+    const fullArgs = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats', ...guardInputs(args, opts.cwd)];
+    const child = spawnGuarded(FFMPEG_PATH, fullArgs, opts.cwd);
+    const stdout = child.stdout!;
     const stderr = lineTail(STDERR_LINES);
     let last = -1;
     let aborted = false;
@@ -99,7 +255,7 @@ export function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<
 
     const onAbort = () => {
       aborted = true;
-      child.kill('SIGKILL');
+      killGuarded(child);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     const finish = (err: unknown) => {
@@ -111,8 +267,8 @@ export function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<
     };
 
     let buf = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
+    stdout.setEncoding('utf8');
+    stdout.on('data', (chunk: string) => {
       buf += chunk;
       let nl: number;
       while ((nl = buf.indexOf('\n')) >= 0) {
@@ -129,8 +285,8 @@ export function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<
         }
       }
     });
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => stderr.push(chunk));
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => stderr.push(chunk));
 
     child.on('error', (err) => finish(new FfmpegError(`could not start ffmpeg (${FFMPEG_PATH}): ${err.message}`, null, null, '')));
     child.on('close', (code, sig) => {
@@ -147,21 +303,22 @@ export function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<
   });
 }
 
+/** Runs ffprobe/ffmpeg on one already guarded command line and collects its stdout. */
 function collect(program: string, args: string[], signal?: AbortSignal): Promise<Buffer> {
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnGuarded(program, args);
     const out: Buffer[] = [];
     const stderr = lineTail(STDERR_LINES);
     let aborted = false;
     const onAbort = () => {
       aborted = true;
-      child.kill('SIGKILL');
+      killGuarded(child);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (c: string) => stderr.push(c));
+    child.stdout!.on('data', (c: Buffer) => out.push(c));
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (c: string) => stderr.push(c));
     child.on('error', (err) => {
       signal?.removeEventListener('abort', onAbort);
       reject(new FfmpegError(`could not start ${program}: ${err.message}`, null, null, ''));
@@ -198,11 +355,24 @@ interface FfprobeStream {
   disposition?: { attached_pic?: number };
 }
 
-/** Summarises `ffprobe -show_format -show_streams` of a local file. */
-export async function probe(file: string, opts: { signal?: AbortSignal } = {}): Promise<ProbeResult> {
+/** The ffprobe/ffmpeg input options of a typed file: its demuxer, and no other demuxer or protocol. */
+function probeInput(file: MediaFile, program: 'ffprobe' | 'ffmpeg'): string[] {
+  const forced = DEMUXER[file.type];
+  if (!forced) throw new FfmpegError(`${path.basename(file.path)} is ${file.type}, which is not a media type ffmpeg may read here`, null, null, '');
+  // ffprobe has no -c:v: an image's decoder follows from the image2 demuxer and the sniffed extension.
+  const demuxer = program === 'ffprobe' ? forced.slice(0, forced[1] === 'image2' ? 4 : 2) : forced;
+  return [...demuxer, '-format_whitelist', forced[1], '-protocol_whitelist', 'file', '-max_pixels', String(mediaLimits.maxPixels)];
+}
+
+/**
+ * Summarises `ffprobe -show_format -show_streams` of a local file, read with the demuxer of its
+ * type (a path alone is sniffed first).
+ */
+export async function probe(input: string | MediaFile, opts: { signal?: AbortSignal } = {}): Promise<ProbeResult> {
+  const file = await typed(input);
   const out = await collect(
     FFPROBE_PATH,
-    ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '--', file],
+    ['-v', 'error', ...probeInput(file, 'ffprobe'), '-print_format', 'json', '-show_format', '-show_streams', '-i', file.path],
     opts.signal,
   );
   const json = JSON.parse(out.toString('utf8')) as { format?: { format_name?: string; duration?: string }; streams?: FfprobeStream[] };
@@ -222,11 +392,37 @@ export async function probe(file: string, opts: { signal?: AbortSignal } = {}): 
   };
 }
 
+/**
+ * Whether ffmpeg, left to guess, reads `file` with the demuxer of its sniffed type. A file whose
+ * content another demuxer claims (an HLS playlist behind an ID3 tag longer than the sniffing window,
+ * a concat script) is not the plain media its first bytes say. Only the file itself is opened
+ * (format and protocol whitelists), and only its header. Images (read with a forced decoder) pass.
+ */
+export async function readsAsSniffed(file: MediaFile, opts: { signal?: AbortSignal } = {}): Promise<'yes' | 'other_format' | 'unreadable'> {
+  const demuxer = demuxerOf(file.type);
+  if (!demuxer) return 'other_format';
+  if (demuxer === 'image2') return 'yes';
+  try {
+    await collect(
+      FFMPEG_PATH,
+      ['-hide_banner', '-nostdin', '-loglevel', 'error', '-format_whitelist', demuxer, '-protocol_whitelist', 'file', '-max_pixels', String(mediaLimits.maxPixels), '-i', file.path, '-t', '0', '-f', 'null', '-'],
+      opts.signal,
+    );
+    return 'yes';
+  } catch (err) {
+    // Another demuxer claimed the content; any other failure (a truncated or corrupt file) is the
+    // decoder's to report, which the probe that follows does.
+    if (err instanceof FfmpegError && err.exitCode !== null) return /not on whitelist/i.test(err.stderr) ? 'other_format' : 'unreadable';
+    throw err;
+  }
+}
+
 /** Decodes the frame at `seconds` into a PNG buffer (thumbnails, tests). */
-export function extractFrame(file: string, seconds: number, opts: { signal?: AbortSignal } = {}): Promise<Buffer> {
+export async function extractFrame(input: string | MediaFile, seconds: number, opts: { signal?: AbortSignal } = {}): Promise<Buffer> {
+  const file = await typed(input);
   return collect(
     FFMPEG_PATH,
-    ['-hide_banner', '-nostdin', '-loglevel', 'error', '-ss', String(seconds), '-i', file, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'],
+    ['-hide_banner', '-nostdin', '-loglevel', 'error', ...probeInput(file, 'ffmpeg'), '-ss', String(seconds), '-i', file.path, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'png', 'pipe:1'],
     opts.signal,
   );
 }

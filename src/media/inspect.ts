@@ -1,9 +1,10 @@
 // What a media file really is: the type from its magic bytes (file-type), then the facts a
 // timeline needs from the decoder (sharp for images, ffprobe for audio/video). The declared type
 // of an upload is only ever compared with this, never trusted.
+import { createReadStream } from 'node:fs';
 import { fileTypeFromBuffer } from 'file-type';
 import sharp from 'sharp';
-import { probe } from './ffmpeg.ts';
+import { probe, readsAsSniffed } from './ffmpeg.ts';
 
 export type MediaKind = 'image' | 'video' | 'audio';
 
@@ -107,7 +108,27 @@ export interface Inspected {
   hasAudio: boolean | null;
 }
 
-/** Decodes the header of a local file already sniffed as `sniffed`: kind, type and probed facts. */
+/** Text that only playlists and scripts of other demuxers carry (HLS, ffconcat). */
+const PLAYLIST_MARKERS = ['#EXTM3U', '#EXT-X-', 'ffconcat version'].map((m) => Buffer.from(m, 'latin1'));
+const MARKER_OVERLAP = Math.max(...PLAYLIST_MARKERS.map((m) => m.length)) - 1;
+
+/** Whether a playlist marker stands anywhere in the file (read once, in chunks). */
+export async function carriesPlaylist(file: string): Promise<boolean> {
+  let tail: Buffer = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    const window = tail.length ? Buffer.concat([tail, chunk]) : chunk;
+    if (PLAYLIST_MARKERS.some((m) => window.includes(m))) return true;
+    tail = window.subarray(Math.max(0, window.length - MARKER_OVERLAP));
+  }
+  return false;
+}
+
+/**
+ * Decodes the header of a local file already sniffed as `sniffed`: kind, type and probed facts.
+ * Audio and video must be plain files of their sniffed container all the way through: no playlist
+ * anywhere in them, and read by ffmpeg's own format detection as that container (with only that
+ * demuxer allowed), or they are refused; then they are probed with that demuxer forced.
+ */
 export async function inspect(file: string, sniffed: Sniffed): Promise<Inspected> {
   const info = SUPPORTED[sniffed.mime];
   if (info.kind === 'image') {
@@ -119,7 +140,11 @@ export async function inspect(file: string, sniffed: Sniffed): Promise<Inspected
     if (!meta.width || !meta.height) throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime} (no dimensions)`);
     return { kind: 'image', contentType: sniffed.mime, ext: info.ext, width: meta.width, height: meta.height, durationSeconds: null, hasAudio: null };
   }
-  const p = await probe(file).catch((err: Error) => {
+  if (await carriesPlaylist(file)) throw new MediaRejected('mismatch', `is not a plain ${sniffed.mime} file: it carries a playlist`);
+  if ((await readsAsSniffed({ path: file, type: sniffed.mime })) === 'other_format') {
+    throw new MediaRejected('mismatch', `is not a plain ${sniffed.mime} file: its content does not read as that format all the way through`);
+  }
+  const p = await probe({ path: file, type: sniffed.mime }).catch((err: Error) => {
     throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime}: ${err.message.split('\n').slice(-1)[0]}`);
   });
   const duration = p.duration_seconds !== null && p.duration_seconds > 0 ? Math.round(p.duration_seconds * 1000) / 1000 : null;

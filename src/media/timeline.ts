@@ -21,7 +21,7 @@ import path from 'node:path';
 import type { components } from '../../generated/openapi.d.ts';
 import { FONT_REGULAR } from '../providers/render/font.ts';
 import { buildAss, type AssItem } from './ass.ts';
-import { escapeFilterValue as esc, runFfmpeg } from './ffmpeg.ts';
+import { escapeFilterValue as esc, inputArgs, runFfmpeg } from './ffmpeg.ts';
 
 type S = components['schemas'];
 type Item = S['EditorItem'];
@@ -29,7 +29,10 @@ type Track = S['EditorTrack'];
 type Animation = S['Animation'];
 
 export interface RenderMedia {
+  /** A copy of the media in the render's work folder. */
   path: string;
+  /** Its sniffed type (the media row's content type): the demuxer it is read with. */
+  type: string;
   kind: 'image' | 'video' | 'audio' | 'voice';
   width: number | null;
   height: number | null;
@@ -263,8 +266,8 @@ export async function planRender(project: RenderProject, workDir: string, outPat
     if (known !== undefined) return known;
     const idx =
       m.kind === 'image'
-        ? input(['-loop', '1', '-framerate', n(fps), '-t', n(item.duration_seconds), '-i', m.path])
-        : input(['-ss', n(item.source_start_seconds), '-t', n(item.duration_seconds * item.playback_rate + 0.25), '-i', m.path]);
+        ? input(inputArgs(m, ['-loop', '1', '-framerate', n(fps), '-t', n(item.duration_seconds)]))
+        : input(inputArgs(m, ['-ss', n(item.source_start_seconds), '-t', n(item.duration_seconds * item.playback_rate + 0.25)]));
     itemInput.set(item.item_id, idx);
     return idx;
   };

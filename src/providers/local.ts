@@ -78,6 +78,8 @@ export class LocalProvider implements Provider {
       progress(0.05);
       try {
         await runFfmpeg(plan.args, {
+          // The job's folder: its inputs (copies of stored media, fetched files) and scratch files are in it.
+          cwd: opts.workDir,
           expectedDurationSeconds: plan.durationSeconds,
           signal: opts.signal,
           onProgress: (f) => progress(0.05 + 0.93 * f),

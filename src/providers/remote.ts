@@ -48,7 +48,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import sharp, { type Metadata } from 'sharp';
-import { probe } from '../media/ffmpeg.ts';
+import { probe, type MediaFile } from '../media/ffmpeg.ts';
 import { CONTENT_TYPES, ProviderError, type GenerateOptions, type GenerationJob, type ImageFormat, type Provider, type ProviderResult } from './types.ts';
 
 export interface RemoteProviderOptions {
@@ -232,8 +232,7 @@ export class RemoteProvider implements Provider {
   }
 
   private async requestBody(job: GenerationJob): Promise<string> {
-    const media = async (file: string | undefined, contentType: string) =>
-      file ? { content_type: contentType, data: (await readFile(file)).toString('base64') } : null;
+    const media = async (file: MediaFile | undefined) => (file ? { content_type: file.type, data: (await readFile(file.path)).toString('base64') } : null);
     const format = job.output === 'video' ? 'mp4' : (job.imageFormat ?? 'png');
     return JSON.stringify({
       client_reference: job.generationId,
@@ -255,9 +254,9 @@ export class RemoteProvider implements Provider {
       brand: job.brandName || job.brandColors?.length ? { name: job.brandName ?? null, colors: job.brandColors ?? [] } : null,
       avatar_name: job.avatarName ?? null,
       reference_images: job.referenceImages.map((b) => ({ content_type: sniffContentType(b), data: b.toString('base64') })),
-      source_video: await media(job.sourceVideoPath, 'video/mp4'),
-      motion_video: await media(job.motionVideoPath, 'video/mp4'),
-      audio: await media(job.audioPath, 'audio/mpeg'),
+      source_video: await media(job.sourceVideo),
+      motion_video: await media(job.motionVideo),
+      audio: await media(job.audio),
     });
   }
 

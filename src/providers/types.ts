@@ -3,6 +3,7 @@
 // picks the provider chosen by the environment (providerFromEnv) and calls generate(); the
 // provider writes one file into opts.workDir and describes it in a ProviderResult. Moving the
 // file into storage is the caller's business.
+import type { MediaFile } from '../media/ffmpeg.ts';
 
 export type GenerationType = 'static_ad' | 'video_ad' | 'ugc_ad' | 'ai_model';
 export type OutputKind = 'image' | 'video';
@@ -27,9 +28,10 @@ export interface GenerationJob {
   brandColors?: string[]; // '#RRGGBB', from the brand kit
   brandName?: string;
   referenceImages: Buffer[]; // already fetched (by a guarded client elsewhere) or read from storage
-  sourceVideoPath?: string; // local files when given
-  motionVideoPath?: string;
-  audioPath?: string;
+  // Local files inside the job's work folder, each with its sniffed type (the demuxer it is read with).
+  sourceVideo?: MediaFile;
+  motionVideo?: MediaFile;
+  audio?: MediaFile;
   generateAudio: boolean;
   avatarName?: string;
 }

@@ -3,7 +3,7 @@
 // URL is never guessable and stops working after its TTL. An S3-compatible backend implements
 // the same interface (put/stat/read/delete + presigned URLs); only the local one ships today.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -21,8 +21,13 @@ export interface Storage {
   put(key: string, source: Buffer | Readable | { file: string }, contentType: string): Promise<StoredObject>;
   read(key: string): Readable;
   readBuffer(key: string): Promise<Buffer>;
-  /** A local path for tools that need a file (ffmpeg); the local backend returns the file itself. */
-  localPath(key: string): Promise<string>;
+  /**
+   * Copies the object into `file` (a job's own folder): tools that need a file (ffmpeg) get a copy
+   * of their input, never the stored object's path, so nothing they open leads back into storage.
+   */
+  copyToFile(key: string, file: string): Promise<void>;
+  /** Size in bytes of a stored object. */
+  size(key: string): Promise<number>;
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
   signedUrl(key: string, ttlSeconds?: number): string;
@@ -72,7 +77,9 @@ export function localStorage(opts: LocalStorageOptions): Storage {
     },
     read: (key) => createReadStream(file(key)),
     readBuffer: (key) => fs.readFile(file(key)),
-    localPath: async (key) => file(key),
+    // A copy-on-write clone where the filesystem offers one, else a plain copy.
+    copyToFile: (key, target) => fs.copyFile(file(key), target, fsConstants.COPYFILE_FICLONE),
+    size: async (key) => (await fs.stat(file(key))).size,
     async exists(key) {
       return fs.stat(file(key)).then(
         () => true,

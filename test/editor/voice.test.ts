@@ -2,7 +2,10 @@
 // (exact for our voiceovers through trims and rates; a transcription provider for other audio,
 // tested against a local fake of its HTTP API; a 400 naming the missing provider otherwise) and
 // the built-in sound effect library.
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { probe } from '../../src/media/ffmpeg.ts';
 import { listSoundEffects } from '../../src/media/sound-effects.ts';
@@ -11,6 +14,15 @@ import { addMedia, colorVideo, createProject, edit, editOk, item, upload } from 
 
 const app = await startTestApp(t);
 const ws = await app.workspace();
+
+/** A copy of a stored object in a temporary folder of this test (storage gives copies, never its paths). */
+const copies = fs.mkdtempSync(path.join(os.tmpdir(), 'voice-test-'));
+t.teardown(() => fs.rmSync(copies, { recursive: true, force: true }));
+async function copyOut(key: string): Promise<string> {
+  const file = path.join(copies, key.replace(/\//g, '_'));
+  await app.service.ctx.storage.copyToFile(key, file);
+  return file;
+}
 
 const TEXT = 'Meet the easiest healthy swap for soda today.';
 
@@ -24,7 +36,7 @@ t.test('add_voiceover synthesizes speech, stores it as voice media and places it
   const m = lib.body.data.find((x: { id: string }) => x.id === vo.media_id);
   t.match(m, { media_type: 'voice', content_type: 'audio/wav', has_audio: true, status: 'ready' });
   t.equal(m.duration_seconds, vo.duration_seconds);
-  const file = await app.service.ctx.storage.localPath((await app.service.ctx.sql`select storage_key from media where id = ${vo.media_id}`)[0].storage_key);
+  const file = await copyOut((await app.service.ctx.sql`select storage_key from media where id = ${vo.media_id}`)[0].storage_key);
   const pr = await probe(file);
   t.ok(pr.has_audio && Math.abs((pr.duration_seconds ?? 0) - vo.duration_seconds) < 0.05, 'a real audio file of that length');
 
@@ -157,7 +169,7 @@ t.test('the built-in sound effect library is real audio, searchable for the MCP 
   t.same((await listSoundEffects(app.service.ctx.storage, { category: 'impact' })).map((s) => s.id).sort(), ['boom', 'thud']);
   const res = await fetch(whoosh[0].preview_url);
   t.equal(res.status, 200);
-  const file = await app.service.ctx.storage.localPath(`sound-effects/${whoosh[0].id}.wav`);
+  const file = await copyOut(`sound-effects/${whoosh[0].id}.wav`);
   const pr = await probe(file);
   t.ok(pr.has_audio && Math.abs((pr.duration_seconds ?? 0) - whoosh[0].duration_seconds) < 0.05, 'duration as listed');
 });

@@ -279,7 +279,7 @@ t.test('a given audio file is used, trimmed or padded to the duration', async (t
   await ff(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1.5', '-c:a', 'aac', audio]);
   const { width, height } = resolveDimensions('16:9', '480p', 'video');
   for (const duration of [3, 1]) {
-    const j = job({ type: 'ai_model', output: 'video', templateSlug: undefined, modelSlug: 'talking-avatar', aspectRatio: '16:9', width, height, durationSeconds: duration, generateAudio: false, audioPath: audio });
+    const j = job({ type: 'ai_model', output: 'video', templateSlug: undefined, modelSlug: 'talking-avatar', aspectRatio: '16:9', width, height, durationSeconds: duration, generateAudio: false, audio: { path: audio, type: 'audio/mp4' } });
     const res = await provider.generate(j, { workDir: work });
     const info = await probe(res.path);
     t.equal(info.audio_codec, 'aac', `${duration}s: audio from the file`);
@@ -292,7 +292,7 @@ t.test('a source video is scaled/cropped to the frame and used as the base', asy
   const src = path.join(work, 'source.mp4');
   await ff(['-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25:duration=1.2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', src]);
   const { width, height } = resolveDimensions('9:16', '480p', 'video');
-  const j = job({ type: 'ai_model', output: 'video', templateSlug: undefined, modelSlug: 'runway-aleph-edit', aspectRatio: '9:16', width, height, durationSeconds: 3, generateAudio: true, sourceVideoPath: src });
+  const j = job({ type: 'ai_model', output: 'video', templateSlug: undefined, modelSlug: 'runway-aleph-edit', aspectRatio: '9:16', width, height, durationSeconds: 3, generateAudio: true, sourceVideo: { path: src, type: 'video/mp4' } });
   const res = await provider.generate(j, { workDir: work });
   const info = await probe(res.path);
   t.same([info.width, info.height, info.video_codec, info.audio_codec], [480, 854, 'h264', 'aac']);
@@ -302,7 +302,7 @@ t.test('a source video is scaled/cropped to the frame and used as the base', asy
 
   const bad = path.join(work, 'bad.mp4');
   writeFileSync(bad, 'not a video');
-  const err = await provider.generate({ ...j, generationId: 'badsrc', sourceVideoPath: bad }, { workDir: work }).catch((e) => e);
+  const err = await provider.generate({ ...j, generationId: 'badsrc', sourceVideo: { path: bad, type: 'video/mp4' } }, { workDir: work }).catch((e) => e);
   t.ok(err instanceof ProviderError && err.code === 'invalid_source_video' && err.retryable === false, 'unreadable source: non-retryable');
 });
 
@@ -367,13 +367,17 @@ t.test('abort kills ffmpeg', async (t) => {
 });
 
 t.test('ffmpeg helpers: errors carry stderr, probe, filter escaping', async (t) => {
-  const err = await runFfmpeg(['-i', path.join(work, 'missing.mp4'), '-f', 'null', '-']).catch((e) => e);
+  const err = await runFfmpeg(['-f', 'mov', '-i', path.join(work, 'missing.mp4'), '-f', 'null', '-'], { cwd: work }).catch((e) => e);
   t.ok(err instanceof FfmpegError);
   t.equal(err.exitCode, 1);
   t.match(err.message, /missing\.mp4: No such file or directory/);
   t.match(err.stderr, /No such file/);
 
-  await t.rejects(probe(path.join(work, 'missing.mp4')), /ffprobe exited/);
+  // Every input has a forced format and lies in the run's own folder, or ffmpeg is not started.
+  await t.rejects(runFfmpeg(['-i', path.join(work, 'missing.mp4'), '-f', 'null', '-'], { cwd: work }), /has no forced format/);
+  await t.rejects(runFfmpeg(['-f', 'wav', '-i', '/etc/passwd', '-f', 'null', '-'], { cwd: work }), /not a file of this job's folder/);
+  await t.rejects(runFfmpeg(['-f', 'wav', '-i', path.join(work, '..', 'x.wav'), '-f', 'null', '-'], { cwd: work }), /not a file of this job's folder/);
+  await t.rejects(probe(path.join(work, 'missing.mp4')), /ENOENT|no such file/i);
 
   // A text file in a folder with filtergraph-special characters.
   const odd = path.join(work, "we:ird, [dir]; it's");

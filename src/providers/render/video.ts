@@ -8,7 +8,7 @@
 // runs them through runFfmpeg, and bench/renderer.ts runs the very same arguments directly.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { escapeFilterValue as esc, probe } from '../../media/ffmpeg.ts';
+import { escapeFilterValue as esc, inputArgs, probe, type MediaFile } from '../../media/ffmpeg.ts';
 import { ProviderError, type GenerationJob } from '../types.ts';
 import { FONT_BOLD } from './font.ts';
 import { composeAd, encodeRaw } from './image.ts';
@@ -162,7 +162,7 @@ export async function prepareVideo(
   const fps = settings.fps;
   const frames = Math.max(1, Math.round(duration * fps));
   const files: string[] = [];
-  const baseVideo = job.sourceVideoPath ?? job.motionVideoPath;
+  const baseVideo = job.sourceVideo ?? job.motionVideo;
   const mode: VideoPlan['mode'] = baseVideo ? 'source' : 'still';
 
   if (baseVideo) {
@@ -171,8 +171,8 @@ export async function prepareVideo(
     });
     if (!info.has_video) throw new ProviderError('source video has no video stream', { retryable: false, code: 'invalid_source_video' });
   }
-  if (job.audioPath) {
-    const info = await probe(job.audioPath).catch((err: Error) => {
+  if (job.audio) {
+    const info = await probe(job.audio).catch((err: Error) => {
       throw new ProviderError(`audio file could not be read: ${err.message}`, { retryable: false, code: 'invalid_audio', cause: err });
     });
     if (!info.has_audio) throw new ProviderError('audio file has no audio stream', { retryable: false, code: 'invalid_audio' });
@@ -188,7 +188,7 @@ export async function prepareVideo(
   const captions = await captionFilters(job, ad.layout, duration, scratchDir, files);
   const tail = [...captions, filter('format', { pix_fmts: 'yuv420p' })].join(',');
   if (mode === 'still') {
-    inputs.push('-i', stillPath);
+    inputs.push(...inputArgs({ path: stillPath, type: 'image/png' }));
     const rand = rng(`kenburns:${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}`);
     // A gentle push-in that keeps the headline and CTA in frame.
     const dz = 0.06 + rand() * 0.05;
@@ -210,7 +210,7 @@ export async function prepareVideo(
     ].filter((s): s is string => s !== null);
     graph.push(`[0:v]${steps.join(',')},${tail}[v]`);
   } else {
-    inputs.push('-stream_loop', '-1', '-i', baseVideo as string, '-i', stillPath);
+    inputs.push(...inputArgs(baseVideo as MediaFile, ['-stream_loop', '-1']), ...inputArgs({ path: stillPath, type: 'image/png' }));
     graph.push(
       `[0:v]${filter('scale', { w: W, h: H, force_original_aspect_ratio: 'increase' })},${filter('crop', { w: W, h: H })},` +
         `${filter('setsar', { r: 1 })},${filter('fps', { fps })}[base]`,
@@ -219,9 +219,9 @@ export async function prepareVideo(
   }
 
   let hasAudio = false;
-  if (job.audioPath) {
+  if (job.audio) {
     const idx = mode === 'still' ? 1 : 2;
-    inputs.push('-i', job.audioPath);
+    inputs.push(...inputArgs(job.audio));
     const fadeOut = Math.min(0.3, duration / 4);
     graph.push(
       `[${idx}:a]${filter('aresample', { osr: 48000 })},${filter('aformat', { sample_fmts: 'fltp', channel_layouts: 'stereo' })},apad,` +

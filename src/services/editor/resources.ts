@@ -5,12 +5,13 @@
 // transaction as the edit. A failed edit deletes the files it stored.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../db/client.ts';
 import { customVoices, media, mediaTranscripts } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
-import { runFfmpeg } from '../../media/ffmpeg.ts';
+import { inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
 import { ensureSoundEffect, SOUND_EFFECTS_BY_ID, soundEffectKey } from '../../media/sound-effects.ts';
 import { synthesizeSpeech, SpeechFailed, type SpokenWord } from '../../media/tts.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
@@ -151,7 +152,9 @@ export class EditResources {
         });
         const gain = settings?.volume_db ?? 0;
         // Resampled to 48 kHz stereo (the mixer's format), with the voice's gain applied.
-        await runFfmpeg(['-i', speech.file, '-af', `volume=${gain}dB`, '-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', out]);
+        await runFfmpeg([...inputArgs({ path: speech.file, type: 'audio/wav' }), '-af', `volume=${gain}dB`, '-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', out], {
+          cwd: path.dirname(speech.file),
+        });
         const storageKey = `editor-media/${this.orgId}/${id}.wav`;
         const stored = await this.ctx.storage.put(storageKey, { file: out }, 'audio/wav');
         const row: MediaInsert & { id: string } = {
@@ -223,7 +226,7 @@ export class EditResources {
       .where(and(eq(media.orgId, this.orgId), eq(media.storageKey, storageKey)))
       .limit(1);
     if (existing) return mediaInfo(existing);
-    const size = (await fs.stat(await this.ctx.storage.localPath(storageKey))).size;
+    const size = await this.ctx.storage.size(storageKey);
     return this.adopt({
       id: randomUUID(),
       orgId: this.orgId,
@@ -278,9 +281,13 @@ export class EditResources {
       );
     }
     return this.once(`transcribe:${m.id}:${language ?? ''}`, async () => {
-      const file = `${await tempPath(this.ctx, 'transcribe')}.wav`;
+      const base = await tempPath(this.ctx, 'transcribe');
+      const file = `${base}.wav`;
+      const source = `${base}-source${path.extname(m.storageKey)}`;
       try {
-        await runFfmpeg(['-i', await this.ctx.storage.localPath(m.storageKey), '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', file]);
+        // A copy of the stored media, read with the demuxer of its sniffed type.
+        await this.ctx.storage.copyToFile(m.storageKey, source);
+        await runFfmpeg([...inputArgs({ path: source, type: m.contentType }), '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', file], { cwd: path.dirname(source) });
         const t = await p.transcribe(file, { contentType: 'audio/wav', language }).catch((err: unknown) => {
           if (err instanceof TranscriptionFailed) {
             throw new ApiError(err.retryable ? 'server_error' : 'bad_request', `Transcription of ${m.filename ?? m.id} failed: ${err.message}`, {
@@ -296,6 +303,7 @@ export class EditResources {
         return t.words;
       } finally {
         await fs.rm(file, { force: true });
+        await fs.rm(source, { force: true });
       }
     });
   }

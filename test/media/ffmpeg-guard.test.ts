@@ -1,0 +1,96 @@
+// Every ffmpeg run is guarded (security issue, points 1, 3 and 7): a render does not outlive the
+// process that started it (SIGKILL of a worker leaves no ffmpeg behind), an abort kills the whole
+// process group, each process has an address-space limit, and a job's work folder starts empty
+// (what a killed attempt left is removed by the next one, or by the sweep).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { configureMediaLimits, FfmpegError, mediaLimits, runFfmpeg } from '../../src/media/ffmpeg.ts';
+import { jobFolder, sweepWorkFolders } from '../../src/media/work-folder.ts';
+
+/** Pids of live processes whose command line contains `needle`. */
+function processesWith(needle: string): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8');
+      const state = fs.readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.[0];
+      if (cmd.includes(needle) && state !== 'Z') out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+async function until(what: string, fn: () => boolean, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!fn()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return Date.now() - started;
+}
+
+/** A long render nobody waits for: 10 minutes of test pattern in real time, tagged with `marker`. */
+const longRender = (marker: string) => ['-re', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=600', '-metadata', `title=${marker}`, '-f', 'null', '-'];
+
+t.test('SIGKILL of the Node process that started ffmpeg: the ffmpeg is gone within seconds', async (t) => {
+  const marker = `guard-${randomBytes(6).toString('hex')}`;
+  const script = path.join(os.tmpdir(), `${marker}.ts`);
+  fs.writeFileSync(
+    script,
+    `import { runFfmpeg } from ${JSON.stringify(path.resolve('src/media/ffmpeg.ts'))};\n` +
+      `runFfmpeg(${JSON.stringify(longRender(marker))}, { onSpawn: () => console.log('spawned') }).catch(() => {});\n` +
+      `setInterval(() => {}, 1000);\n`,
+  );
+  t.teardown(() => fs.rmSync(script, { force: true }));
+  const worker = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => worker.stdout.once('data', () => resolve()));
+  await until('ffmpeg to start', () => processesWith(`title=${marker}`).length > 0, 10_000);
+  worker.kill('SIGKILL');
+  const ms = await until('ffmpeg to die', () => processesWith(`title=${marker}`).length === 0, 5_000);
+  t.pass(`ffmpeg gone ${ms} ms after its parent was killed`);
+});
+
+t.test('an abort kills the run at once (the whole process group)', async (t) => {
+  const marker = `abort-${randomBytes(6).toString('hex')}`;
+  const ac = new AbortController();
+  const run = runFfmpeg(longRender(marker), { signal: ac.signal });
+  await until('ffmpeg to start', () => processesWith(`title=${marker}`).length > 0, 10_000);
+  ac.abort(new Error('stop'));
+  await t.rejects(run, /stop/);
+  const ms = await until('every process of the run to die', () => processesWith(marker).length === 0, 3_000);
+  t.pass(`gone ${ms} ms after the abort`);
+});
+
+t.test('each ffmpeg process runs under an address-space limit', async (t) => {
+  const before = mediaLimits.maxMemoryMb;
+  t.teardown(() => configureMediaLimits({ maxMemoryMb: before }));
+  configureMediaLimits({ maxMemoryMb: 48 });
+  const err = await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc=size=1920x1080:rate=25:duration=1', '-c:v', 'libx264', '-f', 'null', '-']).catch((e) => e);
+  t.ok(err instanceof FfmpegError, `a 48 MiB limit stops a 1080p encode (${String(err?.message).split('\n')[0]})`);
+  configureMediaLimits({ maxMemoryMb: before });
+  await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc=size=1920x1080:rate=25:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-f', 'null', '-']);
+  t.pass(`the default limit (${before} MiB) lets it run`);
+});
+
+t.test('work folders: a job attempt starts empty; the sweep removes old leftovers only', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'work-folders-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const first = await jobFolder(dataDir, 'export-123');
+  fs.writeFileSync(path.join(first, 'partial.mp4'), 'left by a killed attempt');
+  const again = await jobFolder(dataDir, 'export-123');
+  t.equal(again, first);
+  t.same(fs.readdirSync(again), [], 'the next attempt of the same job starts empty');
+  const old = await jobFolder(dataDir, 'gen-old');
+  const past = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+  fs.utimesSync(old, past, past);
+  t.equal(await sweepWorkFolders(dataDir), 1);
+  t.same(fs.readdirSync(path.join(dataDir, 'tmp')).sort(), ['export-123'], 'a recent folder stays, the old one is gone');
+  await t.rejects(jobFolder(dataDir, '../escape'), /Invalid work folder name/);
+});
