@@ -24,6 +24,8 @@ export interface McpToolInput<A> {
   auth: AuthContext;
   ctx: AppContext;
   tool: string;
+  /** Aborted when the MCP client went away. */
+  signal?: AbortSignal;
 }
 
 export type McpToolHandler<A = never, R = unknown> = (input: McpToolInput<A>) => Promise<R> | R;
@@ -53,8 +55,8 @@ export const MCP_ONLY_HANDLERS: Record<string, McpToolHandler<never, object>> = 
     data: await listSoundEffects(ctx.storage, { query: args.query, category: args.category, limit: args.limit }),
   })) as McpToolHandler<never, object>,
 
-  upload_editor_media_from_url: (async ({ args, auth, ctx }: McpToolInput<Schemas['UploadEditorMediaFromUrlInput']>): Promise<Schemas['EditorMediaUpload']> =>
-    importEditorMediaFromUrl(ctx, auth.orgId, args)) as McpToolHandler<never, object>,
+  upload_editor_media_from_url: (async ({ args, auth, ctx, signal }: McpToolInput<Schemas['UploadEditorMediaFromUrlInput']>): Promise<Schemas['EditorMediaUpload']> =>
+    importEditorMediaFromUrl(ctx, auth.orgId, args, signal)) as McpToolHandler<never, object>,
 };
 
 export interface McpOnlyToolInfo {
@@ -71,13 +73,13 @@ export const MCP_ONLY_TOOLS: McpOnlyToolInfo[] = (toolsJson as { tools: (McpOnly
 const validators = requestValidators as unknown as Record<string, ValidateFunction>;
 
 export interface McpOnlyExecutor {
-  execute(name: string, args: Record<string, unknown>, auth: AuthContext): Promise<object>;
+  execute(name: string, args: Record<string, unknown>, auth: AuthContext, signal?: AbortSignal): Promise<object>;
 }
 
 export function createMcpOnlyExecutor(ctx: AppContext, handlers: Map<string, McpToolHandler<never, object>>): McpOnlyExecutor {
   const infos = new Map(MCP_ONLY_TOOLS.map((t) => [t.name, t]));
   return {
-    async execute(name, args, auth) {
+    async execute(name, args, auth, signal) {
       const info = infos.get(name);
       const handler = handlers.get(name);
       if (!info || !handler) throw new ApiError('not_found', `Unknown tool ${name}`);
@@ -86,7 +88,7 @@ export function createMcpOnlyExecutor(ctx: AppContext, handlers: Map<string, Mcp
       const input = structuredClone(args ?? {});
       const v = validators[`mcp__${name}`];
       if (v && !v(input)) throw invalid(fieldErrors('arguments', v.errors));
-      return handler({ args: input as never, auth, ctx, tool: name });
+      return handler({ args: input as never, auth, ctx, tool: name, signal });
     },
   };
 }
