@@ -34,6 +34,12 @@ export interface Config {
    * loopback. Empty in production; tests use it for local fixture servers.
    */
   outboundAllowIps: string[];
+  /** Total deadline of one guarded outbound fetch made while a client waits (every hop and the body). */
+  outboundFetchTimeoutMs: number;
+  /** Total deadline of one guarded outbound fetch made by a job (worker). */
+  outboundFetchJobTimeoutMs: number;
+  /** Size cap of one guarded outbound fetch whose caller sets none of its own. */
+  outboundFetchMaxBytes: number;
   /** OAuth authorization server of /mcp: lifetimes in seconds. */
   oauth: OAuthConfig;
   /** Speech-to-text provider of the editor's generate_captions_from_items (unset: none). */
@@ -180,6 +186,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((h) => h.trim())
       .filter(Boolean),
+    outboundFetchTimeoutMs: int(env, 'OUTBOUND_FETCH_TIMEOUT_MS', 30_000, 100, 10 * 60_000),
+    outboundFetchJobTimeoutMs: int(env, 'OUTBOUND_FETCH_JOB_TIMEOUT_MS', 120_000, 100, 60 * 60_000),
+    outboundFetchMaxBytes: int(env, 'OUTBOUND_FETCH_MAX_BYTES', 25 * 1024 * 1024, 1024),
     oauth: {
       accessTokenTtlSeconds: int(env, 'OAUTH_ACCESS_TOKEN_TTL_SECONDS', 900, 1, 24 * 3600),
       refreshTokenTtlSeconds: int(env, 'OAUTH_REFRESH_TOKEN_TTL_SECONDS', 30 * 24 * 3600, 1, 365 * 24 * 3600),

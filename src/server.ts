@@ -83,7 +83,11 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         generations: createRateLimiter(rateLimitDb, 'generations', config.rateLimitGenerations, config.rateLimitWindowSeconds),
         ...oauthRateLimiters(rateLimitDb, config),
       },
-      fetcher: createGuardedFetcher(config.outboundAllowIps),
+      fetcher: createGuardedFetcher({
+        allowIps: config.outboundAllowIps,
+        timeoutMs: config.outboundFetchTimeoutMs,
+        maxBytes: config.outboundFetchMaxBytes,
+      }),
     };
     if (api) {
       app = buildApp({ ctx, handlers }).app;

@@ -164,6 +164,12 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const ct = req.headers['content-type'];
         const multipart = req.isMultipart();
+        // Aborted when the client hangs up before its answer was written: outbound fetches stop.
+        const hangUp = new AbortController();
+        const onClose = () => {
+          if (!reply.raw.writableFinished) hangUp.abort();
+        };
+        reply.raw.once('close', onClose);
         try {
           const out = await executor.execute({
             operationId: op.operationId,
@@ -173,9 +179,11 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
             headers: req.headers as Record<string, unknown>,
             body: multipart ? multipartBody(req) : req.body,
             contentType: ct ? ct.split(';')[0].trim().toLowerCase() : undefined,
+            signal: hangUp.signal,
           });
           return send(reply, out);
         } finally {
+          reply.raw.off('close', onClose);
           if (multipart) drainRequest(req);
         }
       },

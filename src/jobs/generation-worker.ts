@@ -42,7 +42,7 @@ async function loadMedia(ctx: AppContext, orgId: string, ids: string[]) {
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string): Promise<Partial<GenerationJob>> {
+async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, signal: AbortSignal | undefined): Promise<Partial<GenerationJob>> {
   const spec = g.spec;
   const ids = [...spec.references, spec.sourceVideo, spec.motionVideo, spec.audio].flatMap((m) => (m?.mediaId ? [m.mediaId] : []));
   const rows = await loadMedia(ctx, g.orgId, ids);
@@ -53,7 +53,7 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string):
       return ctx.storage.readBuffer(row.storageKey);
     }
     try {
-      return (await ctx.fetcher.fetch(input.url!, { maxBytes })).body;
+      return (await ctx.fetcher.fetch(input.url!, { maxBytes, timeoutMs: ctx.config.outboundFetchJobTimeoutMs, signal })).body;
     } catch (err) {
       if (err instanceof FetchRefused) {
         throw new JobFailure(
@@ -112,7 +112,7 @@ export async function runGenerationJob(ctx: AppContext, provider: Provider, job:
   const workDir = await jobFolder(ctx.config.dataDir, `gen-${g.id}`);
   let lastReport = 0;
   try {
-    const inputs = await gatherInputs(ctx, g, workDir);
+    const inputs = await gatherInputs(ctx, g, workDir, job.signal);
     const spec = g.spec;
     const result = await provider.generate(
       {

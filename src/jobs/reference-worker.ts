@@ -18,7 +18,7 @@ export async function runReferenceJob(ctx: AppContext, job: JobWithMetadata<Refe
   if (!row) return; // finished already (a repeated delivery)
   let fetched: Awaited<ReturnType<typeof fetchReferenceMedia>> = [];
   try {
-    fetched = await fetchReferenceMedia(ctx, row);
+    fetched = await fetchReferenceMedia(ctx, row, job.signal);
     await completeAnalysis(ctx, row, fetched);
   } catch (err) {
     await discardStored(ctx, fetched.map((m) => m.storageKey));

@@ -54,8 +54,13 @@ function createServer(deps: ToolDeps, auth: AuthContext, transport: StatelessJso
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const tool = TOOLS_BY_NAME.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    return runTool(deps, tool, (request.params.arguments ?? {}) as Record<string, unknown>, auth, (value, bytes) =>
-      transport.preserialized(extra.requestId, value, bytes),
+    return runTool(
+      deps,
+      tool,
+      (request.params.arguments ?? {}) as Record<string, unknown>,
+      auth,
+      (value, bytes) => transport.preserialized(extra.requestId, value, bytes),
+      extra.signal, // aborted when answerPost closes the Server (the client went away)
     );
   });
   return server;
@@ -93,9 +98,9 @@ export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps:
       reply,
       (transport) => createServer(deps, auth, transport),
       (err) => ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'MCP request failed'),
-      (body) => {
+      (body, signal) => {
         const request = directRequest(body);
-        return request && answerDirect(request, deps, auth);
+        return request && answerDirect(request, deps, auth, signal);
       },
     );
   });

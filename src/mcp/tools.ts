@@ -195,17 +195,19 @@ export async function runTool(
   args: Record<string, unknown>,
   auth: AuthContext,
   onJson?: (value: object, bytes: Buffer) => void,
+  /** Aborted when the client went away (its outbound fetches stop). */
+  signal?: AbortSignal,
 ): Promise<CallToolResult> {
   try {
     if (tool.operationId) {
-      const out = await deps.executor.execute(toOperationCall(tool, args, auth));
+      const out = await deps.executor.execute({ ...toOperationCall(tool, args, auth), signal });
       const { value, bytes } = replyBody(out);
       if (!bytes) return successResult(tool, value);
       const result = sharedResult(tool, value as object);
       if (onJson && result.structuredContent === value) onJson(value as object, bytes);
       return result;
     }
-    return successResult(tool, await deps.mcpOnly.execute(tool.name, args, auth));
+    return successResult(tool, await deps.mcpOnly.execute(tool.name, args, auth, signal));
   } catch (err) {
     if (err instanceof ApiError) return errorResult(err);
     deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, tool: tool.name }, 'unhandled error in MCP tool');

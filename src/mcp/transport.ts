@@ -338,17 +338,23 @@ export async function answerPost(
   reply: FastifyReply,
   newServer: (transport: StatelessJsonTransport) => Server,
   onError: (err: unknown) => void,
-  direct?: (body: unknown) => Promise<(string | Buffer)[]> | undefined,
+  direct?: (body: unknown, signal: AbortSignal) => Promise<(string | Buffer)[]> | undefined,
 ): Promise<unknown> {
   const post = checkPost(req.raw, req.body);
   if (isRefusal(post)) return sendJson(reply, post.status, post.body);
-  // A message the caller answers without an SDK Server (./direct.ts), once the HTTP rules passed.
-  const answer = direct?.(req.body);
+  // A message the caller answers without an SDK Server (./direct.ts), once the HTTP rules passed;
+  // `gone` aborts when the client goes away first, as closing the Server does below.
+  const gone = new AbortController();
+  const onGone = () => gone.abort();
+  const answer = direct?.(req.body, gone.signal);
   if (answer) {
+    reply.raw.once('close', onGone);
     try {
       return sendChunks(reply, await answer);
     } catch (err) {
       return failed(reply, err, onError);
+    } finally {
+      reply.raw.off('close', onGone);
     }
   }
   const transport = new StatelessJsonTransport();

@@ -1,13 +1,22 @@
 // The one client through which the server fetches user-supplied URLs. Every connection goes
 // through request-filtering-agent, which checks the address actually connected to (after DNS,
-// so rebinding does not help) and refuses private, loopback, link-local and reserved ranges.
-// Redirects are followed by hand, each hop checked again; size and time are bounded.
+// so rebinding does not help) and refuses private, loopback, link-local and reserved ranges;
+// the lookup it connects with applies our address policy (./address-policy.ts) too, the same
+// policy `precheck` applies to literal addresses at request time. Redirects are followed by
+// hand, each hop checked again. Every fetch is bounded: a size cap (`maxBytes`, default
+// OUTBOUND_FETCH_MAX_BYTES), a total deadline over the whole exchange — DNS, connect, TLS, every
+// redirect hop and the body — (`timeoutMs`, default OUTBOUND_FETCH_TIMEOUT_MS) besides the socket
+// idle timeout, and an AbortSignal (the caller hung up): on either the socket is destroyed at
+// once and a FetchRefused ('timeout' or 'aborted') is thrown.
+import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import { addressRefusal, isAddressRefusal } from './address-policy.ts';
 
 export class FetchRefused extends Error {
-  readonly reason: 'scheme' | 'address' | 'status' | 'too_large' | 'timeout' | 'network' | 'redirects';
+  readonly reason: 'scheme' | 'address' | 'status' | 'too_large' | 'timeout' | 'aborted' | 'network' | 'redirects';
   readonly retryable: boolean;
   constructor(reason: FetchRefused['reason'], message: string, retryable = false) {
     super(message);
@@ -20,10 +29,31 @@ export class FetchRefused extends Error {
 export interface GuardedFetchOptions {
   /** Refuse plain http (editor media must be HTTPS). */
   httpsOnly?: boolean;
+  /** Size cap of the body; default: the fetcher's (OUTBOUND_FETCH_MAX_BYTES). */
   maxBytes?: number;
+  /** Total deadline of the whole fetch (every hop and the body); default: the fetcher's (OUTBOUND_FETCH_TIMEOUT_MS). */
   timeoutMs?: number;
   maxRedirects?: number;
+  /** Aborting it (the caller went away) destroys the request at once. */
+  signal?: AbortSignal;
 }
+
+export interface GuardedFetcherOptions {
+  /** IPs reachable although the policy refuses them (OUTBOUND_ALLOW_IPS; tests only). */
+  allowIps?: string[];
+  /** Default total deadline of one fetch. */
+  timeoutMs?: number;
+  /** Default size cap of one fetch. */
+  maxBytes?: number;
+  /** Socket idle timeout (no byte for this long); never longer than the deadline. */
+  idleTimeoutMs?: number;
+  /** The resolver connections use (default dns.lookup); every address it answers passes the policy. */
+  lookup?: LookupFunction;
+}
+
+export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
+export const DEFAULT_FETCH_MAX_BYTES = 25 * 1024 * 1024;
+const DEFAULT_IDLE_TIMEOUT_MS = 15_000;
 
 export interface FetchedBody {
   url: string;
@@ -39,101 +69,178 @@ export interface GuardedFetcher {
 }
 
 const PRIVATE_NAME = /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i;
+const ADDRESS_REFUSED = 'points to a private, loopback, link-local or reserved address';
 
-export function createGuardedFetcher(allowIps: string[] = []): GuardedFetcher {
+/** `inner`, with every address it answers checked against the policy (connection time). */
+function policyLookup(inner: LookupFunction, allowIps: string[]): LookupFunction {
+  return (hostname, options, callback) => {
+    inner(hostname, options, (err, address, family) => {
+      if (err) return callback(err, address, family);
+      const answers = Array.isArray(address) ? address : [{ address, family: family ?? 0 }];
+      for (const a of answers) {
+        const why = addressRefusal(a.address, allowIps);
+        if (why) return callback(Object.assign(new Error(`${hostname} ${why}`), { code: 'EADDRREFUSED' }), address, family);
+      }
+      callback(null, address, family);
+    });
+  };
+}
+
+export function createGuardedFetcher(config: GuardedFetcherOptions = {}): GuardedFetcher {
+  const allowIps = config.allowIps ?? [];
+  const defaults = {
+    timeoutMs: config.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS,
+    maxBytes: config.maxBytes ?? DEFAULT_FETCH_MAX_BYTES,
+    idleTimeoutMs: config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+  };
+  const lookup = policyLookup(config.lookup ?? (dns.lookup as LookupFunction), allowIps);
   const filter = { allowPrivateIPAddress: false, allowMetaIPAddress: false, allowIPAddressList: allowIps, denyIPAddressList: [] };
   const agents = {
     'http:': new RequestFilteringHttpAgent({ keepAlive: true, ...filter }),
     'https:': new RequestFilteringHttpsAgent({ keepAlive: true, ...filter }),
   };
 
-  const precheck: GuardedFetcher['precheck'] = (raw, opts = {}) => {
+  /** What is wrong with `raw` before any connection: scheme, credentials, private names and literal addresses. */
+  const problemOf = (raw: string, opts: { httpsOnly?: boolean } = {}): { reason: 'scheme' | 'address'; message: string } | undefined => {
     let u: URL;
     try {
       u = new URL(raw);
     } catch {
-      return 'is not a valid URL';
+      return { reason: 'scheme', message: 'is not a valid URL' };
     }
     if (u.protocol !== 'https:' && (opts.httpsOnly || u.protocol !== 'http:')) {
-      return opts.httpsOnly ? 'must be an https:// URL' : 'must be an http(s) URL';
+      return { reason: 'scheme', message: opts.httpsOnly ? 'must be an https:// URL' : 'must be an http(s) URL' };
     }
-    if (u.username || u.password) return 'must not contain credentials';
+    if (u.username || u.password) return { reason: 'scheme', message: 'must not contain credentials' };
+    // The WHATWG parser has normalised IPv4 spellings (0x7f.1, 2130706433, 0177.0.0.1, a trailing
+    // dot) to dotted decimal and IPv6 to its canonical form in brackets.
     const host = u.hostname.replace(/^\[|\]$/g, '');
     if (allowIps.includes(host)) return undefined;
-    if (PRIVATE_NAME.test(host)) return 'points to a private host';
+    if (PRIVATE_NAME.test(host)) return { reason: 'address', message: 'points to a private host' };
     if (/^[\d.]+$/.test(host) || host.includes(':')) {
-      // A literal address: refuse the ranges the agent would refuse at connect time.
-      if (/^(0|10|127)\./.test(host) || /^169\.254\./.test(host) || /^192\.168\./.test(host) || /^172\.(1[6-9]|2\d|3[01])\./.test(host)) {
-        return 'points to a private, loopback or link-local address';
-      }
-      if (/^(::1?|f[cd][0-9a-f]{2}:|fe[89ab][0-9a-f]:|::ffff:)/i.test(host)) return 'points to a private, loopback or link-local address';
+      const why = addressRefusal(host, allowIps);
+      if (why) return { reason: 'address', message: why };
     }
     return undefined;
   };
 
-  function once(url: URL, opts: Required<GuardedFetchOptions>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  const precheck: GuardedFetcher['precheck'] = (raw, opts) => problemOf(raw, opts)?.message;
+
+  interface HopOptions {
+    maxBytes: number;
+    idleTimeoutMs: number;
+    signal: AbortSignal;
+  }
+
+  function once(url: URL, opts: HopOptions): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
     return new Promise((resolve, reject) => {
+      if (opts.signal.aborted) return reject(opts.signal.reason);
       const lib = url.protocol === 'https:' ? https : http;
-      const req = lib.get(url, { agent: agents[url.protocol as 'http:' | 'https:'], timeout: opts.timeoutMs, headers: { 'user-agent': 'media-api/1.0 (+reference fetch)', accept: '*/*' } }, (res) => {
-        const status = res.statusCode ?? 0;
-        if (status >= 300 && status < 400) {
-          res.resume();
-          return resolve({ status, headers: res.headers, body: Buffer.alloc(0) });
-        }
-        const declared = Number(res.headers['content-length']);
-        if (declared > opts.maxBytes) {
-          res.destroy();
-          return reject(new FetchRefused('too_large', `is larger than ${opts.maxBytes} bytes`));
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > opts.maxBytes) {
-            res.destroy();
-            reject(new FetchRefused('too_large', `is larger than ${opts.maxBytes} bytes`));
-          } else chunks.push(c);
-        });
-        res.on('end', () => resolve({ status, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on('error', (err) => reject(new FetchRefused('network', err.message, true)));
-      });
-      req.on('timeout', () => req.destroy(new FetchRefused('timeout', `did not answer within ${opts.timeoutMs} ms`, true)));
+      let res: http.IncomingMessage | undefined;
+      const stop = () => {
+        reject(opts.signal.reason);
+        res?.destroy();
+        req.destroy();
+      };
+      const done = () => opts.signal.removeEventListener('abort', stop);
+      const fail = (err: FetchRefused) => {
+        done();
+        reject(err);
+      };
+      const req = lib.get(
+        url,
+        {
+          agent: agents[url.protocol as 'http:' | 'https:'],
+          lookup,
+          timeout: opts.idleTimeoutMs,
+          headers: { 'user-agent': 'media-api/1.0 (+reference fetch)', accept: '*/*' },
+        },
+        (response) => {
+          res = response;
+          const status = response.statusCode ?? 0;
+          if (status >= 300 && status < 400) {
+            response.resume();
+            done();
+            return resolve({ status, headers: response.headers, body: Buffer.alloc(0) });
+          }
+          const declared = Number(response.headers['content-length']);
+          if (declared > opts.maxBytes) {
+            response.destroy();
+            return fail(new FetchRefused('too_large', `is larger than ${opts.maxBytes} bytes`));
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          response.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > opts.maxBytes) {
+              response.destroy();
+              fail(new FetchRefused('too_large', `is larger than ${opts.maxBytes} bytes`));
+            } else chunks.push(c);
+          });
+          response.on('end', () => {
+            done();
+            resolve({ status, headers: response.headers, body: Buffer.concat(chunks) });
+          });
+          response.on('error', (err) => fail(err instanceof FetchRefused ? err : new FetchRefused('network', err.message, true)));
+          response.on('close', () => {
+            if (!response.complete) fail(new FetchRefused('network', 'closed the connection before the body was complete', true));
+          });
+        },
+      );
+      opts.signal.addEventListener('abort', stop, { once: true });
+      req.on('timeout', () => req.destroy(new FetchRefused('timeout', `sent nothing for ${opts.idleTimeoutMs} ms`, true)));
       req.on('error', (err) => {
-        if (err instanceof FetchRefused) return reject(err);
-        // request-filtering-agent's refusal names the address and says why.
-        if (/is not allowed|private|reserved|meta/i.test(err.message)) {
-          return reject(new FetchRefused('address', 'points to a private, loopback, link-local or reserved address'));
-        }
-        reject(new FetchRefused('network', err.message, true));
+        if (err instanceof FetchRefused) return fail(err);
+        // The policy's refusal (our lookup) or request-filtering-agent's names the address.
+        if (isAddressRefusal(err.message)) return fail(new FetchRefused('address', ADDRESS_REFUSED));
+        fail(new FetchRefused('network', err.message, true));
       });
     });
+  }
+
+  async function follow(raw: string, opts: Required<Omit<GuardedFetchOptions, 'signal'>> & HopOptions): Promise<FetchedBody> {
+    let current = raw;
+    for (let hop = 0; hop <= opts.maxRedirects; hop++) {
+      const problem = problemOf(current, opts);
+      if (problem) throw new FetchRefused(problem.reason, problem.message);
+      const url = new URL(current);
+      const res = await once(url, opts);
+      if (res.status >= 300 && res.status < 400 && res.headers.location) {
+        current = new URL(res.headers.location, url).toString();
+        continue;
+      }
+      if (res.status < 200 || res.status >= 300) {
+        throw new FetchRefused('status', `answered HTTP ${res.status}`, res.status >= 500 || res.status === 429);
+      }
+      return { url: current, status: res.status, contentType: res.headers['content-type']?.split(';')[0].trim().toLowerCase(), body: res.body };
+    }
+    throw new FetchRefused('redirects', `redirected more than ${opts.maxRedirects} times`);
   }
 
   return {
     precheck,
     async fetch(raw, options = {}) {
-      const opts: Required<GuardedFetchOptions> = {
-        httpsOnly: options.httpsOnly ?? false,
-        maxBytes: options.maxBytes ?? 25 * 1024 * 1024,
-        timeoutMs: options.timeoutMs ?? 15_000,
-        maxRedirects: options.maxRedirects ?? 3,
-      };
-      let current = raw;
-      for (let hop = 0; hop <= opts.maxRedirects; hop++) {
-        const problem = precheck(current, opts);
-        if (problem) throw new FetchRefused(/private|loopback|link-local/.test(problem) ? 'address' : 'scheme', problem);
-        const url = new URL(current);
-        const res = await once(url, opts);
-        if (res.status >= 300 && res.status < 400 && res.headers.location) {
-          current = new URL(res.headers.location, url).toString();
-          continue;
-        }
-        if (res.status < 200 || res.status >= 300) {
-          throw new FetchRefused('status', `answered HTTP ${res.status}`, res.status >= 500 || res.status === 429);
-        }
-        return { url: current, status: res.status, contentType: res.headers['content-type']?.split(';')[0].trim().toLowerCase(), body: res.body };
+      const timeoutMs = options.timeoutMs ?? defaults.timeoutMs;
+      // One signal for the whole exchange: the deadline or the caller's abort, whichever comes first.
+      const bounded = new AbortController();
+      const timer = setTimeout(() => bounded.abort(new FetchRefused('timeout', `did not finish within ${timeoutMs} ms`, true)), timeoutMs);
+      const outer = options.signal;
+      const onAbort = () => bounded.abort(new FetchRefused('aborted', 'was abandoned: the request that asked for it went away', true));
+      if (outer?.aborted) onAbort();
+      else outer?.addEventListener('abort', onAbort, { once: true });
+      try {
+        return await follow(raw, {
+          httpsOnly: options.httpsOnly ?? false,
+          maxBytes: options.maxBytes ?? defaults.maxBytes,
+          timeoutMs,
+          maxRedirects: options.maxRedirects ?? 3,
+          idleTimeoutMs: Math.min(defaults.idleTimeoutMs, timeoutMs),
+          signal: bounded.signal,
+        });
+      } finally {
+        clearTimeout(timer);
+        outer?.removeEventListener('abort', onAbort);
       }
-      throw new FetchRefused('redirects', `redirected more than ${opts.maxRedirects} times`);
     },
   };
 }

@@ -12,8 +12,8 @@ export const handlers = defineHandlers({
   listEditorVideos: ({ ctx, auth, query }) => listEditorVideos(ctx, auth.orgId, query),
   getEditorVideo: ({ ctx, auth, path }) => getEditorVideo(ctx, auth.orgId, path.id),
   // The deprecated POST …/edits alias (applyEditorEditsViaPost) is bound to this same handler.
-  applyEditorEdits: ({ ctx, auth, path, body }) => applyEditorEdits(ctx, auth.orgId, path.id, body),
-  addEditorMedia: ({ ctx, auth, path, body }) => addEditorMedia(ctx, auth.orgId, path.id, body),
+  applyEditorEdits: ({ ctx, auth, path, body, signal }) => applyEditorEdits(ctx, auth.orgId, path.id, body, signal),
+  addEditorMedia: ({ ctx, auth, path, body, signal }) => addEditorMedia(ctx, auth.orgId, path.id, body, signal),
   listEditorMedia: ({ ctx, auth, query }) => listEditorMedia(ctx, auth.orgId, query),
   uploadEditorMedia: ({ ctx, auth, body }) => {
     const raw: unknown = body;

@@ -31,6 +31,8 @@ export interface OperationCall {
    * itself): `authorization` is then ignored, while scope and plan are still checked here.
    */
   auth?: AuthContext;
+  /** Aborted when the caller went away; handlers pass it to the work they wait on (outbound fetches). */
+  signal?: AbortSignal;
 }
 
 const pointerToField = (pointer: string) =>
@@ -201,6 +203,7 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<Op
       auth,
       ctx,
       operationId: op.operationId,
+      signal: call.signal,
     } as never);
     return result instanceof Reply ? result : new Reply({ status: op.successStatus, body: result });
   }

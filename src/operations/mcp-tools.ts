@@ -23,6 +23,8 @@ export interface McpToolInput<A> {
   auth: AuthContext;
   ctx: AppContext;
   tool: string;
+  /** Aborted when the MCP client went away. */
+  signal?: AbortSignal;
 }
 
 export type McpToolHandler<A = never, R = unknown> = (input: McpToolInput<A>) => Promise<R> | R;
@@ -52,8 +54,8 @@ export const MCP_ONLY_HANDLERS: Record<string, McpToolHandler<never, object>> = 
     data: await listSoundEffects(ctx.storage, { query: args.query, category: args.category, limit: args.limit }),
   })) as McpToolHandler<never, object>,
 
-  upload_editor_media_from_url: (async ({ args, auth, ctx }: McpToolInput<Schemas['UploadEditorMediaFromUrlInput']>): Promise<Schemas['EditorMediaUpload']> =>
-    importEditorMediaFromUrl(ctx, auth.orgId, args)) as McpToolHandler<never, object>,
+  upload_editor_media_from_url: (async ({ args, auth, ctx, signal }: McpToolInput<Schemas['UploadEditorMediaFromUrlInput']>): Promise<Schemas['EditorMediaUpload']> =>
+    importEditorMediaFromUrl(ctx, auth.orgId, args, signal)) as McpToolHandler<never, object>,
 };
 
 export interface McpOnlyToolInfo {
@@ -68,13 +70,13 @@ export const MCP_ONLY_TOOLS: McpOnlyToolInfo[] = (toolsJson as { tools: (McpOnly
   .map(({ name, scopes, requiresPaidPlan }) => ({ name, scopes, requiresPaidPlan }));
 
 export interface McpOnlyExecutor {
-  execute(name: string, args: Record<string, unknown>, auth: AuthContext): Promise<object>;
+  execute(name: string, args: Record<string, unknown>, auth: AuthContext, signal?: AbortSignal): Promise<object>;
 }
 
 export function createMcpOnlyExecutor(ctx: AppContext, handlers: Map<string, McpToolHandler<never, object>>): McpOnlyExecutor {
   const infos = new Map(MCP_ONLY_TOOLS.map((t) => [t.name, t]));
   return {
-    async execute(name, args, auth) {
+    async execute(name, args, auth, signal) {
       const info = infos.get(name);
       const handler = handlers.get(name);
       if (!info || !handler) throw new ApiError('not_found', `Unknown tool ${name}`);
@@ -83,7 +85,7 @@ export function createMcpOnlyExecutor(ctx: AppContext, handlers: Map<string, Mcp
       const input = structuredClone(args ?? {});
       const { errors, firstOnly } = validate('body', `mcp__${name}`, input);
       if (errors) throw invalid(fieldErrors('arguments', errors), firstOnly);
-      return handler({ args: input as never, auth, ctx, tool: name });
+      return handler({ args: input as never, auth, ctx, tool: name, signal });
     },
   };
 }

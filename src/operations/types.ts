@@ -36,6 +36,8 @@ export interface HandlerInput<O extends OperationId> {
   auth: O extends PublicOperation ? AuthContext | null : AuthContext;
   ctx: AppContext;
   operationId: O;
+  /** Aborted when the caller went away (REST: the client's connection closed before the answer). */
+  signal?: AbortSignal;
 }
 
 export type PublicOperation = 'listModels' | 'getOpenApiDocument' | 'getSkill';

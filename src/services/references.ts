@@ -247,10 +247,10 @@ export class MediaRefused extends Error {
  * Fetches and checks the URL media of a processing reference (inline images were checked on
  * upload) and stores them; resolves with the media rows to attach, in the order given.
  */
-export async function fetchReferenceMedia(ctx: AppContext, row: ReferenceRow): Promise<MediaInsert[]> {
+export async function fetchReferenceMedia(ctx: AppContext, row: ReferenceRow, signal?: AbortSignal): Promise<MediaInsert[]> {
   const out: MediaInsert[] = [];
   try {
-    await fetchEach(ctx, row, out);
+    await fetchEach(ctx, row, out, signal);
   } catch (err) {
     // What was stored for the items before the one that failed belongs to no row: remove it.
     await discardStored(ctx, out.map((m) => m.storageKey));
@@ -259,14 +259,22 @@ export async function fetchReferenceMedia(ctx: AppContext, row: ReferenceRow): P
   return out;
 }
 
-async function fetchEach(ctx: AppContext, row: ReferenceRow, out: MediaInsert[]): Promise<void> {
+async function fetchEach(ctx: AppContext, row: ReferenceRow, out: MediaInsert[], signal: AbortSignal | undefined): Promise<void> {
   for (const input of row.inputs as ReferenceInput[]) {
     if (!('url' in input)) continue;
     let body: Buffer;
     try {
-      body = (await ctx.fetcher.fetch(input.url, { maxBytes: input.kind === 'video' ? VIDEO_MAX_BYTES : IMAGE_MAX_BYTES, timeoutMs: 60_000 })).body;
+      // A job's deadline (OUTBOUND_FETCH_JOB_TIMEOUT_MS); `signal` is the job's own (pg-boss stops it).
+      body = (
+        await ctx.fetcher.fetch(input.url, {
+          maxBytes: input.kind === 'video' ? VIDEO_MAX_BYTES : IMAGE_MAX_BYTES,
+          timeoutMs: ctx.config.outboundFetchJobTimeoutMs,
+          signal,
+        })
+      ).body;
     } catch (err) {
-      if (err instanceof FetchRefused) throw new MediaRefused(input.field, `could not be fetched: ${err.message}`);
+      // Abandoned (the job was stopped): not the media's fault; the job's retry path decides.
+      if (err instanceof FetchRefused && err.reason !== 'aborted') throw new MediaRefused(input.field, `could not be fetched: ${err.message}`);
       throw err;
     }
     try {

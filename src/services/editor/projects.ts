@@ -182,8 +182,14 @@ const stateOf = (row: ProjectRow): ProjectState => ({
   fps: row.fps,
 });
 
-export async function applyEditorEdits(ctx: AppContext, orgId: string, id: number, body: S['ApplyEditorEditsRequest']): Promise<S['EditorEditResult']> {
-  const res = new EditResources(ctx, orgId);
+export async function applyEditorEdits(
+  ctx: AppContext,
+  orgId: string,
+  id: number,
+  body: S['ApplyEditorEditsRequest'],
+  signal?: AbortSignal,
+): Promise<S['EditorEditResult']> {
+  const res = new EditResources(ctx, orgId, signal);
   let committed = false;
   try {
     if (body.operations.some((op) => EXTERNAL_OPS.has(op.type))) {
@@ -259,7 +265,13 @@ async function placeOnProject(
   return { ...placed, version: updated.version };
 }
 
-export async function addEditorMedia(ctx: AppContext, orgId: string, videoId: number, body: S['AddEditorMediaRequest']): Promise<S['EditorMediaAddition']> {
+export async function addEditorMedia(
+  ctx: AppContext,
+  orgId: string,
+  videoId: number,
+  body: S['AddEditorMediaRequest'],
+  signal?: AbortSignal,
+): Promise<S['EditorMediaAddition']> {
   if ((body.media_id === undefined) === (body.url === undefined)) {
     throw badRequest('Invalid request: give exactly one of media_id and url', [
       { field: 'body.media_id', message: 'give exactly one of media_id and url' },
@@ -274,7 +286,7 @@ export async function addEditorMedia(ctx: AppContext, orgId: string, videoId: nu
     return { object: 'editor_media_addition', video_id: videoId, item: out.item, track: out.track, version: out.version };
   }
   await loadProject(ctx.db, orgId, videoId); // 404 before any download
-  const bytes = await fetchMedia(ctx, body.url!, 'body.url');
+  const bytes = await fetchMedia(ctx, body.url!, 'body.url', signal);
   const { row } = await ingest(ctx, await receiveBuffer(ctx, bytes), {
     orgId,
     filename: body.filename ?? urlFilename(body.url!),

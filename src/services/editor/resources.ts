@@ -84,11 +84,14 @@ export class EditResources {
   private readonly transcripts = new Map<string, TimedWord[] | null>();
   private readonly newTranscripts = new Map<string, PendingTranscript>();
   private readonly memo = new Map<string, Promise<unknown>>();
+  /** Aborted when the client went away: downloads stop. */
+  private readonly signal: AbortSignal | undefined;
 
-  constructor(ctx: AppContext, orgId: string) {
+  constructor(ctx: AppContext, orgId: string, signal?: AbortSignal) {
     this.ctx = ctx;
     this.orgId = orgId;
     this.db = ctx.db;
+    this.signal = signal;
   }
 
   private once<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -249,7 +252,7 @@ export class EditResources {
   /** A file from a direct HTTPS URL (guarded client), stored as library media. */
   async fromUrl(url: string, field: string, mediaType: EditorMediaType | undefined, filename?: string): Promise<MediaInfo> {
     const row = await this.once(`url:${url}:${mediaType}`, async () => {
-      const got = await fetchMedia(this.ctx, url, field);
+      const got = await fetchMedia(this.ctx, url, field, this.signal);
       const received = await receiveBuffer(this.ctx, got);
       const { row } = await ingest(this.ctx, received, {
         orgId: this.orgId,
@@ -333,11 +336,16 @@ export class EditResources {
   }
 }
 
-export async function fetchMedia(ctx: AppContext, url: string, field: string): Promise<Buffer> {
+/**
+ * A file from a direct HTTPS URL, while the client waits: bounded by URL_IMPORT_MAX_BYTES and the
+ * fetcher's deadline (OUTBOUND_FETCH_TIMEOUT_MS), cancelled when `signal` aborts (the client hung
+ * up). Any refusal is a 400 naming `field`, thrown before anything is stored.
+ */
+export async function fetchMedia(ctx: AppContext, url: string, field: string, signal?: AbortSignal): Promise<Buffer> {
   const problem = ctx.fetcher.precheck(url, { httpsOnly: true });
   if (problem) throw badRequest(`Invalid request: ${field} ${problem}`, [{ field, message: problem }]);
   try {
-    const res = await ctx.fetcher.fetch(url, { httpsOnly: true, maxBytes: URL_IMPORT_MAX_BYTES, timeoutMs: 30_000 });
+    const res = await ctx.fetcher.fetch(url, { httpsOnly: true, maxBytes: URL_IMPORT_MAX_BYTES, signal });
     return res.body;
   } catch (err) {
     if (err instanceof FetchRefused) {

@@ -140,9 +140,14 @@ export async function uploadMultipart(ctx: AppContext, orgId: string, parts: Asy
 }
 
 /** upload_editor_media_from_url (MCP): a direct HTTPS URL into the library, optionally placed. */
-export async function importEditorMediaFromUrl(ctx: AppContext, orgId: string, args: S['UploadEditorMediaFromUrlInput']): Promise<S['EditorMediaUpload']> {
+export async function importEditorMediaFromUrl(
+  ctx: AppContext,
+  orgId: string,
+  args: S['UploadEditorMediaFromUrlInput'],
+  signal?: AbortSignal,
+): Promise<S['EditorMediaUpload']> {
   await checkUploadTarget(ctx, orgId, args);
-  const bytes = await fetchMedia(ctx, args.url, 'arguments.url');
+  const bytes = await fetchMedia(ctx, args.url, 'arguments.url', signal);
   const { row } = await ingest(ctx, await receiveBuffer(ctx, bytes), {
     orgId,
     filename: urlFilename(args.url),
