@@ -4,6 +4,7 @@
 import { fileTypeFromBuffer } from 'file-type';
 import sharp from 'sharp';
 import { probe } from './ffmpeg.ts';
+import { DEFAULT_PIXEL_LIMITS, pixelProblem, type PixelLimits } from './limits.ts';
 
 export type MediaKind = 'image' | 'video' | 'audio';
 
@@ -65,7 +66,7 @@ export function normalizeType(type: string): string {
 
 export class MediaRejected extends Error {
   /** What the message is about: 'type' (unsupported or mismatching), 'decode', 'kind'. */
-  readonly reason: 'type' | 'mismatch' | 'decode' | 'kind';
+  readonly reason: 'type' | 'mismatch' | 'decode' | 'kind' | 'pixels';
   constructor(reason: MediaRejected['reason'], message: string) {
     super(message);
     this.name = 'MediaRejected';
@@ -107,16 +108,22 @@ export interface Inspected {
   hasAudio: boolean | null;
 }
 
-/** Decodes the header of a local file already sniffed as `sniffed`: kind, type and probed facts. */
-export async function inspect(file: string, sniffed: Sniffed): Promise<Inspected> {
+/**
+ * Decodes the header of a local file already sniffed as `sniffed`: kind, type and probed facts.
+ * An image or video frame over `limits` is a MediaRejected with reason 'pixels'.
+ */
+export async function inspect(file: string, sniffed: Sniffed, limits: PixelLimits = DEFAULT_PIXEL_LIMITS): Promise<Inspected> {
   const info = SUPPORTED[sniffed.mime];
   if (info.kind === 'image') {
-    const meta = await sharp(file)
+    const meta = await sharp(file, { limitInputPixels: limits.maxPixels })
       .metadata()
       .catch((err: Error) => {
+        if (/exceeds pixel limit/i.test(err.message)) throw new MediaRejected('pixels', `has more than ${limits.maxPixels} pixels (width × height), the most accepted`);
         throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime}: ${err.message}`);
       });
     if (!meta.width || !meta.height) throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime} (no dimensions)`);
+    const tooBig = pixelProblem(meta.width, meta.height, limits);
+    if (tooBig) throw new MediaRejected('pixels', tooBig);
     return { kind: 'image', contentType: sniffed.mime, ext: info.ext, width: meta.width, height: meta.height, durationSeconds: null, hasAudio: null };
   }
   const p = await probe(file).catch((err: Error) => {
@@ -125,6 +132,8 @@ export async function inspect(file: string, sniffed: Sniffed): Promise<Inspected
   const duration = p.duration_seconds !== null && p.duration_seconds > 0 ? Math.round(p.duration_seconds * 1000) / 1000 : null;
   if (p.has_video && info.kind !== 'audio') {
     if (!p.width || !p.height) throw new MediaRejected('decode', 'is a video without a frame size');
+    const tooBig = pixelProblem(p.width, p.height, limits);
+    if (tooBig) throw new MediaRejected('pixels', `has frames that ${tooBig.replace(/^is /, 'are ')}`);
     if (!duration) throw new MediaRejected('decode', 'is a video without a duration');
     const contentType = sniffed.mime === 'video/x-m4v' ? 'video/mp4' : sniffed.mime;
     return { kind: 'video', contentType, ext: info.ext, width: p.width, height: p.height, durationSeconds: duration, hasAudio: p.has_audio };

@@ -27,6 +27,8 @@ export interface GenerationJob {
   brandColors?: string[]; // '#RRGGBB', from the brand kit
   brandName?: string;
   referenceImages: Buffer[]; // already fetched (by a guarded client elsewhere) or read from storage
+  /** MEDIA_MAX_PIXELS: a reference image with more pixels is refused (not decoded). */
+  maxInputPixels?: number;
   sourceVideoPath?: string; // local files when given
   motionVideoPath?: string;
   audioPath?: string;
