@@ -396,6 +396,7 @@ export class RemoteProvider implements Provider {
     try {
       meta = await sharp(tmp, { limitInputPixels: this.pixelLimits.maxPixels }).metadata();
     } catch (err) {
+      if (/exceeds pixel limit/i.test((err as Error).message)) throw invalid(`it has more than ${this.pixelLimits.maxPixels} pixels (width × height), the most accepted`, err);
       throw invalid((err as Error).message, err);
     }
     if (!meta.width || !meta.height) throw invalid('no dimensions');
