@@ -366,7 +366,7 @@ export interface paths {
         put?: never;
         /**
          * Export an editor video to MP4
-         * @description Queues a render of the editor video's current version to an H.264/AAC MP4 at the project's width, height and frame rate: every video and image item scaled by its `fit` and placed by its transform and layer, trims, speeds, animations and transitions, text and captions burned in (word-by-word highlight for word-timed captions) and the audio mixed with each item's volume and fades. Free. The export renders the project as it is now; later edits do not change it. Poll GET /editor/videos/{id}/exports/{export_id} every few seconds until `completed` (then `url` is a signed, expiring link to the MP4) or `failed`. A project without items answers 400.
+         * @description Queues a render of the editor video's current version to an H.264/AAC MP4 at the project's width, height and frame rate: every video and image item scaled by its `fit` and placed by its transform and layer, trims, speeds, animations and transitions, text and captions burned in (word-by-word highlight for word-timed captions) and the audio mixed with each item's volume and fades. The export renders the project as it is now; later edits do not change it. Poll GET /editor/videos/{id}/exports/{export_id} every few seconds until `completed` (then `url` is a signed, expiring link to the MP4) or `failed`; cancel it with DELETE /editor/videos/{id}/exports/{export_id}. Price and limits: exports cost no credits, but each workspace has an export quota of seconds of output (the projects' durations) per rolling 24 hours (deployment configuration, 36000 s = 10 hours by default); canceled and failed exports do not count. An export that would pass the quota answers 429 rate_limited with `Retry-After` (when enough of the quota frees up) and `context.quota_seconds` and `context.used_seconds`. A workspace may have only a few exports queued or rendering at once (2 by default); one more answers 429 rate_limited with `Retry-After`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (cancelling one frees its slot at once). A project without items, or longer than the timeline limit (3600 s by default), answers 400.
          */
         post: operations["exportEditorVideo"];
         delete?: never;
@@ -395,12 +395,16 @@ export interface paths {
         };
         /**
          * Get an export's status
-         * @description Returns one export of an editor video: `status` (queued, rendering, completed, failed), `progress` in percent and, once completed, the signed, expiring `url` of the MP4 (fetch the export again for a fresh URL). Free. Poll every few seconds; a failed export carries a structured `error`. Another workspace's ids answer 404.
+         * @description Returns one export of an editor video: `status` (queued, rendering, completed, failed, canceled), `progress` in percent and, once completed, the signed, expiring `url` of the MP4 (fetch the export again for a fresh URL). Free. Poll every few seconds; a failed export carries a structured `error`. Another workspace's ids answer 404.
          */
         get: operations["getEditorVideoExport"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Cancel an export
+         * @description Cancels a queued or rendering export: it answers the export with `status` canceled. A queued export never starts; a rendering one stops within about a second and its partial output is removed. A canceled export frees its place among the workspace's exports in flight at once and does not count against the export quota. Free. Cancelling an export that is already canceled answers it again (idempotent); one that already completed or failed answers 409 conflict. Another workspace's ids answer 404.
+         */
+        delete: operations["cancelEditorVideoExport"];
         options?: never;
         head?: never;
         patch?: never;
@@ -438,10 +442,10 @@ export interface components {
         Error: {
             error: {
                 /**
-                 * @description Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; idempotency_conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501.
+                 * @description Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501.
                  * @enum {string}
                  */
-                code: "unauthorized" | "invalid_api_key" | "forbidden" | "payment_required" | "insufficient_credits" | "bad_request" | "idempotency_conflict" | "rate_limited" | "not_found" | "server_error" | "not_implemented" | "payload_too_large" | "unsupported_media_type";
+                code: "unauthorized" | "invalid_api_key" | "forbidden" | "payment_required" | "insufficient_credits" | "bad_request" | "idempotency_conflict" | "conflict" | "rate_limited" | "not_found" | "server_error" | "not_implemented" | "payload_too_large" | "unsupported_media_type";
                 /** @description Human-readable explanation, safe to show to the user. */
                 message: string;
                 /** @description True exactly for 429 and 5xx; retry those with backoff and the same idempotency key. */
@@ -499,6 +503,20 @@ export interface components {
              * @description payload_too_large only; the size limit in bytes.
              */
             limit_bytes?: number;
+            /**
+             * Format: int64
+             * @description bad_request of an image or video whose frame is too large: the most pixels (width × height) accepted.
+             */
+            limit_pixels?: number;
+            /**
+             * Format: int32
+             * @description bad_request of an image or video whose frame is too large; the most pixels per side.
+             */
+            limit_dimension?: number;
+            /** @description rate_limited of an export; the workspace's export quota in seconds of output per 24 hours. */
+            quota_seconds?: number;
+            /** @description rate_limited of an export; seconds of the quota used in the last 24 hours. */
+            used_seconds?: number;
             /** @description unsupported_media_type only; the Content-Type that was sent. */
             content_type?: string;
             /** @description unsupported_media_type only; the accepted content types. */
@@ -1691,7 +1709,7 @@ export interface components {
              */
             quality: "draft" | "standard" | "high";
         };
-        /** @description A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set). url is a signed, expiring link, present only when completed. */
+        /** @description A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set); queued or rendering → canceled (DELETE /editor/videos/{id}/exports/{export_id}). url is a signed, expiring link, present only when completed. */
         EditorExport: {
             /** @constant */
             object: "editor_export";
@@ -1708,7 +1726,7 @@ export interface components {
              */
             version: number;
             /** @enum {string} */
-            status: "queued" | "rendering" | "completed" | "failed";
+            status: "queued" | "rendering" | "completed" | "failed" | "canceled";
             /**
              * Format: int32
              * @description Percent done, 0 to 100 (100 when completed).
@@ -2401,6 +2419,35 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description conflict: the resource is in a state that does not allow the request, e.g. an export that already completed or failed cannot be canceled (`context.status` says its state). Not retryable. */
+        StateConflict: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "conflict",
+                 *         "message": "Export 9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a is already completed; only queued or rendering exports can be canceled",
+                 *         "retryable": false,
+                 *         "context": {
+                 *           "resource": "editor_export",
+                 *           "field": "path.export_id",
+                 *           "status": "completed"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description payload_too_large: the request body exceeds the operation's size limit (`context.limit_bytes`; declared on each request body as `x-body-limit-bytes`). */
         PayloadTooLarge: {
             headers: {
@@ -2458,7 +2505,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description rate_limited: too many generation requests for this organization in the current window. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key. */
+        /** @description rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key. */
         RateLimited: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3393,6 +3440,51 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    cancelEditorVideoExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
+                 * @example 1042
+                 */
+                id: components["parameters"]["EditorVideoId"];
+                /**
+                 * @description Export id (`id` from POST /editor/videos/{id}/exports).
+                 * @example 9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a
+                 */
+                export_id: components["parameters"]["EditorExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canceled export. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StateConflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
         };

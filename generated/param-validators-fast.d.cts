@@ -61,6 +61,9 @@ declare const validators: {
   "getEditorVideoExport__path": ValidateFunction;
   "getEditorVideoExport__query": ValidateFunction;
   "getEditorVideoExport__header": ValidateFunction;
+  "cancelEditorVideoExport__path": ValidateFunction;
+  "cancelEditorVideoExport__query": ValidateFunction;
+  "cancelEditorVideoExport__header": ValidateFunction;
   "listEditorMedia__path": ValidateFunction;
   "listEditorMedia__query": ValidateFunction;
   "listEditorMedia__header": ValidateFunction;

@@ -229,6 +229,18 @@ declare const validators: {
   "getEditorVideoExport__404__headers": ValidateFunction;
   "getEditorVideoExport__429__headers": ValidateFunction;
   "getEditorVideoExport__500__headers": ValidateFunction;
+  "cancelEditorVideoExport__path": ValidateFunction;
+  "cancelEditorVideoExport__query": ValidateFunction;
+  "cancelEditorVideoExport__header": ValidateFunction;
+  "cancelEditorVideoExport__200__headers": ValidateFunction;
+  "cancelEditorVideoExport__400__headers": ValidateFunction;
+  "cancelEditorVideoExport__401__headers": ValidateFunction;
+  "cancelEditorVideoExport__402__headers": ValidateFunction;
+  "cancelEditorVideoExport__403__headers": ValidateFunction;
+  "cancelEditorVideoExport__404__headers": ValidateFunction;
+  "cancelEditorVideoExport__409__headers": ValidateFunction;
+  "cancelEditorVideoExport__429__headers": ValidateFunction;
+  "cancelEditorVideoExport__500__headers": ValidateFunction;
   "listEditorMedia__path": ValidateFunction;
   "listEditorMedia__query": ValidateFunction;
   "listEditorMedia__header": ValidateFunction;

@@ -169,6 +169,15 @@ declare const validators: {
   "getEditorVideoExport__404": ValidateFunction;
   "getEditorVideoExport__429": ValidateFunction;
   "getEditorVideoExport__500": ValidateFunction;
+  "cancelEditorVideoExport__200": ValidateFunction;
+  "cancelEditorVideoExport__400": ValidateFunction;
+  "cancelEditorVideoExport__401": ValidateFunction;
+  "cancelEditorVideoExport__402": ValidateFunction;
+  "cancelEditorVideoExport__403": ValidateFunction;
+  "cancelEditorVideoExport__404": ValidateFunction;
+  "cancelEditorVideoExport__409": ValidateFunction;
+  "cancelEditorVideoExport__429": ValidateFunction;
+  "cancelEditorVideoExport__500": ValidateFunction;
   "listEditorMedia__200": ValidateFunction;
   "listEditorMedia__400": ValidateFunction;
   "listEditorMedia__401": ValidateFunction;

@@ -50,6 +50,16 @@ export interface Config {
   editorUploadMaxBytes: number;
   /** Address-space limit of each ffmpeg/ffprobe process, in MiB (0: none). */
   ffmpegMaxMemoryMb: number;
+  /** Most pixels (width × height) of an image or video frame a user supplies. */
+  mediaMaxPixels: number;
+  /** Most pixels per side of an image or video frame a user supplies. */
+  mediaMaxDimension: number;
+  /** Longest editor timeline (and so the longest export), in seconds. */
+  editorMaxTimelineSeconds: number;
+  /** Queued plus rendering exports one workspace may have at once. */
+  exportsInFlightPerWorkspace: number;
+  /** Seconds of export output one workspace may queue per rolling 24 hours. */
+  exportSecondsPerDay: number;
 }
 
 export interface TranscriptionConfig {
@@ -204,5 +214,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportConcurrency: int(env, 'EXPORT_CONCURRENCY', 1, 1, 16),
     editorUploadMaxBytes: int(env, 'EDITOR_UPLOAD_MAX_BYTES', 500 * 1024 * 1024, 1024),
     ffmpegMaxMemoryMb: int(env, 'FFMPEG_MAX_MEMORY_MB', 4096, 0),
+    mediaMaxPixels: int(env, 'MEDIA_MAX_PIXELS', 40_000_000, 1),
+    mediaMaxDimension: int(env, 'MEDIA_MAX_DIMENSION', 16384, 1),
+    editorMaxTimelineSeconds: int(env, 'EDITOR_MAX_TIMELINE_SECONDS', 3600, 1, 14400),
+    exportsInFlightPerWorkspace: int(env, 'EXPORTS_IN_FLIGHT_PER_WORKSPACE', 2, 1, 1000),
+    exportSecondsPerDay: int(env, 'EXPORT_SECONDS_PER_DAY', 36000, 1),
   };
 }

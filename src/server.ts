@@ -45,7 +45,7 @@ export interface StartOptions {
 export async function startService(opts: StartOptions = {}): Promise<Service> {
   const config = opts.config ?? loadConfig();
   const log = opts.log ?? consoleLogger(config.logLevel);
-  configureMediaLimits({ maxMemoryMb: config.ffmpegMaxMemoryMb });
+  configureMediaLimits({ maxMemoryMb: config.ffmpegMaxMemoryMb, maxPixels: config.mediaMaxPixels });
   const api = opts.api ?? true;
   const workers = opts.workers ?? !config.apiOnly;
   // Bind first: a contract/handler mismatch refuses boot before anything is started.

@@ -11,7 +11,7 @@ import { media } from '../db/schema/index.ts';
 import { FfmpegError, probe } from '../media/ffmpeg.ts';
 import { renderTimeline, type RenderMedia } from '../media/timeline.ts';
 import { jobFolder } from '../media/work-folder.ts';
-import { completeExport, exportProgress, failExport, startExport, type ExportSnapshot } from '../services/editor/exports.ts';
+import { completeExport, exportProgress, failExport, isCanceled, startExport, type ExportSnapshot } from '../services/editor/exports.ts';
 import { QUEUES } from './queue.ts';
 
 export interface ExportJobData {
@@ -19,6 +19,15 @@ export interface ExportJobData {
 }
 
 class MissingMedia extends Error {}
+class ExportCanceled extends Error {
+  constructor() {
+    super('The export was canceled');
+    this.name = 'ExportCanceled';
+  }
+}
+
+/** How often a rendering export checks whether it was canceled. */
+const CANCEL_POLL_MS = 500;
 
 export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJobData>): Promise<void> {
   const row = await startExport(ctx, job.data.exportId);
@@ -26,6 +35,17 @@ export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJ
   const snap = row.snapshot as ExportSnapshot;
   const workDir = await jobFolder(ctx.config.dataDir, `export-${row.id}`);
   let lastReport = 0;
+  // A canceled export (DELETE …/exports/{export_id}) is noticed within a second: the render is
+  // aborted (its ffmpeg killed) and the partial output removed with the work folder.
+  const cancel = new AbortController();
+  const watch = setInterval(() => {
+    isCanceled(ctx, row.id)
+      .then((canceled) => {
+        if (canceled) cancel.abort(new ExportCanceled());
+      })
+      .catch(() => {});
+  }, CANCEL_POLL_MS);
+  const signal = AbortSignal.any([job.signal, cancel.signal]);
   try {
     const ids = [...new Set(snap.timeline.items.map((i) => i.media_id).filter((id): id is string => Boolean(id)))];
     const rows = ids.length ? await ctx.db.select().from(media).where(and(eq(media.orgId, row.orgId), inArray(media.id, ids))) : [];
@@ -41,7 +61,7 @@ export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJ
     const out = path.join(workDir, 'export.mp4');
     await renderTimeline({ width: snap.width, height: snap.height, fps: snap.fps, tracks: snap.timeline.tracks, items: snap.timeline.items, media: files }, workDir, out, {
       quality: snap.quality,
-      signal: job.signal,
+      signal,
       onProgress: (fraction) => {
         const now = Date.now();
         if (now - lastReport < 1000 || fraction >= 1) return;
@@ -49,11 +69,18 @@ export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJ
         exportProgress(ctx, row.id, fraction * 100).catch(() => {});
       },
     });
-    const probed = await probe({ path: out, type: 'video/mp4' });
+    const probed = await probe({ path: out, type: 'video/mp4' }, { signal });
     const key = `editor-exports/${row.orgId}/${row.id}.mp4`;
     const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
-    await completeExport(ctx, row, { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds, hasAudio: probed.has_audio });
+    const completed = await completeExport(ctx, row, { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds, hasAudio: probed.has_audio });
+    // Canceled meanwhile: the stored copy belongs to no export. (Not when another delivery of
+    // the job completed it: that export's file has this same key.)
+    if (!completed && (await isCanceled(ctx, row.id))) await ctx.storage.delete(key).catch(() => {});
   } catch (err) {
+    if (cancel.signal.aborted) {
+      ctx.log.info({ export: row.id }, 'export canceled; render stopped');
+      return;
+    }
     const attemptsLeft = job.retryCount < job.retryLimit;
     const permanent = err instanceof MissingMedia;
     if (!permanent && attemptsLeft && !job.signal.aborted) {
@@ -68,6 +95,7 @@ export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJ
       context: { attempts: job.retryCount + 1 },
     });
   } finally {
+    clearInterval(watch);
     await fs.rm(workDir, { recursive: true, force: true });
   }
 }

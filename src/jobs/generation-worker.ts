@@ -136,6 +136,7 @@ export async function runGenerationJob(ctx: AppContext, provider: Provider, job:
         generateAudio: spec.generateAudio,
         avatarName: spec.avatar?.name,
         referenceImages: inputs.referenceImages ?? [],
+        maxInputPixels: ctx.config.mediaMaxPixels,
         sourceVideo: inputs.sourceVideo,
         motionVideo: inputs.motionVideo,
         audio: inputs.audio,
@@ -178,7 +179,7 @@ export async function runGenerationJob(ctx: AppContext, provider: Provider, job:
 export const generationWorker = {
   queue: QUEUES.generation,
   async register(boss: PgBoss, ctx: AppContext) {
-    const provider = createProvider(ctx.config.provider);
+    const provider = createProvider(ctx.config.provider, { maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension });
     await boss.work<GenerationJobData>(
       QUEUES.generation,
       { batchSize: 1, localConcurrency: ctx.config.workerConcurrency, includeMetadata: true, pollingIntervalSeconds: 2 } as never,

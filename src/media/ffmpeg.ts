@@ -25,14 +25,15 @@ import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { fileTypeFromBuffer } from 'file-type';
+import { DEFAULT_PIXEL_LIMITS } from './limits.ts';
 
 export const FFMPEG_PATH: string = ffmpegInstaller.path;
 export const FFPROBE_PATH: string = ffprobeInstaller.path;
 
 /** Limits every ffmpeg/ffprobe run gets (configureMediaLimits sets them from the configuration). */
 export const mediaLimits = {
-  /** Largest decoded frame (width × height) of any input. */
-  maxPixels: 40_000_000,
+  /** Largest decoded frame (width × height) of any input (MEDIA_MAX_PIXELS). */
+  maxPixels: DEFAULT_PIXEL_LIMITS.maxPixels,
   /** Address-space limit of one ffmpeg/ffprobe process, in MiB (0: none). */
   maxMemoryMb: 4096,
 };
@@ -360,8 +361,9 @@ function probeInput(file: MediaFile, program: 'ffprobe' | 'ffmpeg'): string[] {
   const forced = DEMUXER[file.type];
   if (!forced) throw new FfmpegError(`${path.basename(file.path)} is ${file.type}, which is not a media type ffmpeg may read here`, null, null, '');
   // ffprobe has no -c:v: an image's decoder follows from the image2 demuxer and the sniffed extension.
-  const demuxer = program === 'ffprobe' ? forced.slice(0, forced[1] === 'image2' ? 4 : 2) : forced;
-  return [...demuxer, '-format_whitelist', forced[1], '-protocol_whitelist', 'file', '-max_pixels', String(mediaLimits.maxPixels)];
+  // It reads headers only (the caller checks the frame size it reports); ffmpeg decodes, so it is bounded.
+  if (program === 'ffprobe') return [...forced.slice(0, forced[1] === 'image2' ? 4 : 2), '-format_whitelist', forced[1], '-protocol_whitelist', 'file'];
+  return [...forced, '-format_whitelist', forced[1], '-protocol_whitelist', 'file', '-max_pixels', String(mediaLimits.maxPixels)];
 }
 
 /**

@@ -5,6 +5,7 @@ import { createReadStream } from 'node:fs';
 import { fileTypeFromBuffer } from 'file-type';
 import sharp from 'sharp';
 import { probe, readsAsSniffed } from './ffmpeg.ts';
+import { DEFAULT_PIXEL_LIMITS, pixelProblem, type PixelLimits } from './limits.ts';
 
 export type MediaKind = 'image' | 'video' | 'audio';
 
@@ -66,7 +67,7 @@ export function normalizeType(type: string): string {
 
 export class MediaRejected extends Error {
   /** What the message is about: 'type' (unsupported or mismatching), 'decode', 'kind'. */
-  readonly reason: 'type' | 'mismatch' | 'decode' | 'kind';
+  readonly reason: 'type' | 'mismatch' | 'decode' | 'kind' | 'pixels';
   constructor(reason: MediaRejected['reason'], message: string) {
     super(message);
     this.name = 'MediaRejected';
@@ -128,34 +129,45 @@ export async function carriesPlaylist(file: string): Promise<boolean> {
  * Audio and video must be plain files of their sniffed container all the way through: no playlist
  * anywhere in them, and read by ffmpeg's own format detection as that container (with only that
  * demuxer allowed), or they are refused; then they are probed with that demuxer forced.
+ * An image or video frame over `limits` is a MediaRejected with reason 'pixels'.
  */
-export async function inspect(file: string, sniffed: Sniffed): Promise<Inspected> {
+export async function inspect(file: string, sniffed: Sniffed, limits: PixelLimits = DEFAULT_PIXEL_LIMITS): Promise<Inspected> {
   const info = SUPPORTED[sniffed.mime];
   if (info.kind === 'image') {
-    const meta = await sharp(file)
+    const meta = await sharp(file, { limitInputPixels: limits.maxPixels })
       .metadata()
       .catch((err: Error) => {
+        if (/exceeds pixel limit/i.test(err.message)) throw new MediaRejected('pixels', `has more than ${limits.maxPixels} pixels (width × height), the most accepted`);
         throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime}: ${err.message}`);
       });
     if (!meta.width || !meta.height) throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime} (no dimensions)`);
+    const tooBig = pixelProblem(meta.width, meta.height, limits);
+    if (tooBig) throw new MediaRejected('pixels', tooBig);
     return { kind: 'image', contentType: sniffed.mime, ext: info.ext, width: meta.width, height: meta.height, durationSeconds: null, hasAudio: null };
   }
   if (await carriesPlaylist(file)) throw new MediaRejected('mismatch', `is not a plain ${sniffed.mime} file: it carries a playlist`);
-  if ((await readsAsSniffed({ path: file, type: sniffed.mime })) === 'other_format') {
-    throw new MediaRejected('mismatch', `is not a plain ${sniffed.mime} file: its content does not read as that format all the way through`);
-  }
+  // Headers only, with the sniffed demuxer forced; nothing is decoded before the pixel check.
   const p = await probe({ path: file, type: sniffed.mime }).catch((err: Error) => {
     throw new MediaRejected('decode', `could not be decoded as ${sniffed.mime}: ${err.message.split('\n').slice(-1)[0]}`);
   });
+  const plain = async () => {
+    if ((await readsAsSniffed({ path: file, type: sniffed.mime })) === 'other_format') {
+      throw new MediaRejected('mismatch', `is not a plain ${sniffed.mime} file: its content does not read as that format all the way through`);
+    }
+  };
   const duration = p.duration_seconds !== null && p.duration_seconds > 0 ? Math.round(p.duration_seconds * 1000) / 1000 : null;
   if (p.has_video && info.kind !== 'audio') {
     if (!p.width || !p.height) throw new MediaRejected('decode', 'is a video without a frame size');
+    const tooBig = pixelProblem(p.width, p.height, limits);
+    if (tooBig) throw new MediaRejected('pixels', `has frames that ${tooBig.replace(/^is /, 'are ')}`);
     if (!duration) throw new MediaRejected('decode', 'is a video without a duration');
+    await plain();
     const contentType = sniffed.mime === 'video/x-m4v' ? 'video/mp4' : sniffed.mime;
     return { kind: 'video', contentType, ext: info.ext, width: p.width, height: p.height, durationSeconds: duration, hasAudio: p.has_audio };
   }
   if (!p.has_audio) throw new MediaRejected('decode', `is ${sniffed.mime} without an audio or video stream`);
   if (!duration) throw new MediaRejected('decode', 'is audio without a duration');
+  await plain();
   const contentType = info.family === 'mp4' ? 'audio/mp4' : info.family === 'webm' ? 'audio/webm' : info.family === 'ogg' && sniffed.mime !== 'audio/opus' ? 'audio/ogg' : sniffed.mime;
   const ext = info.family === 'mp4' ? 'm4a' : info.ext === 'ogv' ? 'ogg' : info.ext;
   return { kind: 'audio', contentType, ext, width: null, height: null, durationSeconds: duration, hasAudio: true };

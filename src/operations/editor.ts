@@ -1,7 +1,7 @@
 // Editor projects, the editor media library, timeline edits and exports; plus GET /videos/{id}
 // (the shared integer id space of faceless and editor videos).
 import { listEditorMedia } from '../services/editor/media.ts';
-import { getExport, queueExport as queueExportOf } from '../services/editor/exports.ts';
+import { cancelExport, getExport, queueExport as queueExportOf } from '../services/editor/exports.ts';
 import { addEditorMedia, applyEditorEdits, createEditorVideo, getEditorVideo, getVideoStatus, listEditorVideos } from '../services/editor/projects.ts';
 import { uploadJson, uploadMultipart } from '../services/editor/uploads.ts';
 import { MultipartBody } from './multipart.ts';
@@ -21,5 +21,6 @@ export const handlers = defineHandlers({
   },
   exportEditorVideo: ({ ctx, auth, path, body }) => queueExportOf(ctx, auth.orgId, path.id, body),
   getEditorVideoExport: ({ ctx, auth, path }) => getExport(ctx, auth.orgId, path.id, path.export_id),
+  cancelEditorVideoExport: ({ ctx, auth, path }) => cancelExport(ctx, auth.orgId, path.id, path.export_id),
   getVideo: ({ ctx, auth, path }) => getVideoStatus(ctx, auth.orgId, path.id),
 });

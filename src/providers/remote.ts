@@ -49,6 +49,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import sharp, { type Metadata } from 'sharp';
 import { probe, type MediaFile } from '../media/ffmpeg.ts';
+import { DEFAULT_PIXEL_LIMITS, pixelProblem, type PixelLimits } from '../media/limits.ts';
 import { CONTENT_TYPES, ProviderError, type GenerateOptions, type GenerationJob, type ImageFormat, type Provider, type ProviderResult } from './types.ts';
 
 export interface RemoteProviderOptions {
@@ -68,6 +69,8 @@ export interface RemoteProviderOptions {
   maxPollErrors?: number;
   /** Largest output accepted. Default 2 GiB. */
   maxOutputBytes?: number;
+  /** Largest image or video frame accepted (MEDIA_MAX_PIXELS, MEDIA_MAX_DIMENSION). */
+  pixelLimits?: PixelLimits;
 }
 
 type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
@@ -112,6 +115,7 @@ export class RemoteProvider implements Provider {
   private readonly jobTimeoutMs: number;
   private readonly maxPollErrors: number;
   private readonly maxOutputBytes: number;
+  private readonly pixelLimits: PixelLimits;
 
   constructor(opts: RemoteProviderOptions) {
     let base: URL;
@@ -135,6 +139,7 @@ export class RemoteProvider implements Provider {
     this.jobTimeoutMs = opts.jobTimeoutMs ?? 30 * 60_000;
     this.maxPollErrors = opts.maxPollErrors ?? 3;
     this.maxOutputBytes = opts.maxOutputBytes ?? 2 * 1024 ** 3;
+    this.pixelLimits = opts.pixelLimits ?? DEFAULT_PIXEL_LIMITS;
   }
 
   private api(p: string): URL {
@@ -377,6 +382,8 @@ export class RemoteProvider implements Provider {
         throw invalid(err.message, err);
       });
       if (!info.has_video || !info.width || !info.height) throw invalid('no video stream');
+      const tooBig = pixelProblem(info.width, info.height, this.pixelLimits);
+      if (tooBig) throw invalid(`its frames ${tooBig.replace(/^is /, 'are ')}`);
       if (!info.format.split(',').includes('mp4')) throw invalid(`container ${info.format}`);
       const out = path.join(workDir, `${job.generationId}.mp4`);
       await rename(tmp, out);
@@ -386,16 +393,19 @@ export class RemoteProvider implements Provider {
     const want = job.imageFormat ?? 'png';
     let meta: Metadata;
     try {
-      meta = await sharp(tmp).metadata();
+      meta = await sharp(tmp, { limitInputPixels: this.pixelLimits.maxPixels }).metadata();
     } catch (err) {
+      if (/exceeds pixel limit/i.test((err as Error).message)) throw invalid(`it has more than ${this.pixelLimits.maxPixels} pixels (width × height), the most accepted`, err);
       throw invalid((err as Error).message, err);
     }
     if (!meta.width || !meta.height) throw invalid('no dimensions');
+    const tooBig = pixelProblem(meta.width, meta.height, this.pixelLimits);
+    if (tooBig) throw invalid(`it ${tooBig}`);
     const out = path.join(workDir, `${job.generationId}.${EXT[want]}`);
     if (meta.format === want) {
       await rename(tmp, out);
     } else {
-      const img = sharp(tmp).rotate();
+      const img = sharp(tmp, { limitInputPixels: this.pixelLimits.maxPixels }).rotate();
       await (want === 'jpeg' ? img.flatten({ background: '#ffffff' }).jpeg({ quality: 92 }) : want === 'webp' ? img.webp({ quality: 90 }) : img.png()).toFile(out);
     }
     const { size } = await stat(out);

@@ -28,6 +28,8 @@ export interface GenerationJob {
   brandColors?: string[]; // '#RRGGBB', from the brand kit
   brandName?: string;
   referenceImages: Buffer[]; // already fetched (by a guarded client elsewhere) or read from storage
+  /** MEDIA_MAX_PIXELS: a reference image with more pixels is refused (not decoded). */
+  maxInputPixels?: number;
   // Local files inside the job's work folder, each with its sniffed type (the demuxer it is read with).
   sourceVideo?: MediaFile;
   motionVideo?: MediaFile;

@@ -320,6 +320,18 @@ t.test('outputs are checked: too large, not decodable', async (t) => {
   t.same(leftovers, [], 'no partial downloads left');
 });
 
+t.test('outputs are checked against the pixel limits (MEDIA_MAX_PIXELS, MEDIA_MAX_DIMENSION)', async (t) => {
+  const many = await fail(remote({ pixelLimits: { maxPixels: 820 * 1024 - 1, maxDimension: 16384 } }).generate(job(), { workDir: work }));
+  t.same([many.retryable, many.code], [false, 'remote_invalid_output']);
+  t.match(many.message, /more than 839679 pixels/);
+  const converted = await fail(remote({ pixelLimits: { maxPixels: 100, maxDimension: 16384 } }).generate(job({ prompt: 'wrongformat please', imageFormat: 'jpeg' }), { workDir: work }));
+  t.same([converted.retryable, converted.code], [false, 'remote_invalid_output'], 'refused before it is converted');
+  const tall = await fail(remote({ pixelLimits: { maxPixels: 40_000_000, maxDimension: 100 } }).generate(job({ type: 'video_ad', output: 'video', width: 64, height: 112, aspectRatio: '9:16', durationSeconds: 1, imageFormat: undefined }), { workDir: work }));
+  t.same([tall.retryable, tall.code], [false, 'remote_invalid_output']);
+  t.match(tall.message, /frames are 64×112 pixels; at most 100 pixels per side/);
+  t.ok(await remote({ pixelLimits: { maxPixels: 820 * 1024, maxDimension: 1024 } }).generate(job(), { workDir: work }), 'exactly at the limits: accepted');
+});
+
 t.test('configuration is validated', async (t) => {
   t.throws(() => new RemoteProvider({ baseUrl: 'not a url', apiKey: 'k' }), /absolute http\(s\) URL/);
   t.throws(() => new RemoteProvider({ baseUrl: 'file:///etc', apiKey: 'k' }), /absolute http\(s\) URL/);

@@ -105,7 +105,7 @@ export const editorExports = pgTable(
       .notNull()
       .references(() => editorVideos.videoId),
     version: integer('version').notNull(),
-    status: text('status', { enum: ['queued', 'rendering', 'completed', 'failed'] }).notNull().default('queued'),
+    status: text('status', { enum: ['queued', 'rendering', 'completed', 'failed', 'canceled'] }).notNull().default('queued'),
     progress: integer('progress').notNull().default(0),
     /** The project as it was when the export was requested, plus render settings. */
     snapshot: jsonb('snapshot').notNull(),

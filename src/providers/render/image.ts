@@ -3,6 +3,7 @@
 // the brand line, a CTA button and, per layout kind, a badge, slot labels or rating stars.
 // Texts are set by pango with the shipped DejaVu Sans file. Same job in, same pixels out.
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
+import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { ProviderError, type GenerationJob, type ImageFormat } from '../types.ts';
 import { FAMILY_BOLD, FAMILY_REGULAR, FONT_BOLD, FONT_REGULAR } from './font.ts';
 import {
@@ -194,7 +195,7 @@ async function slotImage(job: GenerationJob, layout: AdLayout, palette: Palette,
   }
   const refIndex = i % refs.length;
   try {
-    let img = sharp(refs[refIndex], { failOn: 'error' })
+    let img = sharp(refs[refIndex], { failOn: 'error', limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels })
       .rotate()
       .resize(slot.w, slot.h, { fit: 'cover', position: sharp.strategy.attention })
       .ensureAlpha();
@@ -203,7 +204,9 @@ async function slotImage(job: GenerationJob, layout: AdLayout, palette: Palette,
     const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
     return { input: data, raw: { width: info.width, height: info.height, channels: info.channels }, left: slot.x, top: slot.y };
   } catch (err) {
-    throw new ProviderError(`reference image ${refIndex + 1} could not be decoded: ${(err as Error).message}`, {
+    const over = /exceeds pixel limit/i.test((err as Error).message);
+    const why = over ? `has more than ${job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels} pixels (width × height), the most accepted` : `could not be decoded: ${(err as Error).message}`;
+    throw new ProviderError(`reference image ${refIndex + 1} ${why}`, {
       retryable: false,
       code: 'invalid_reference_image',
       cause: err,

@@ -9,6 +9,7 @@ import { editorExports, editorVideos, media } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { RenderQuality } from '../../media/timeline.ts';
+import type { Tx } from '../credits.ts';
 import { timelineDuration, type Timeline } from './model.ts';
 
 type S = components['schemas'];
@@ -50,8 +51,91 @@ function view(ctx: AppContext, row: ExportRow, out?: { storageKey: string; sizeB
   };
 }
 
+/** Statuses that hold one of the workspace's in-flight slots. */
+const IN_FLIGHT: ExportRow['status'][] = ['queued', 'rendering'];
+/** Statuses whose duration counts against the daily quota (canceled and failed ones do not). */
+const COUNTED: ExportRow['status'][] = ['queued', 'rendering', 'completed'];
+/** The quota's rolling window. */
+const QUOTA_WINDOW_HOURS = 24;
+/** Retry-After of a 429 for too many exports in flight: a poll interval, since renders end when they end. */
+const IN_FLIGHT_RETRY_SECONDS = 10;
+
+function rateLimited(message: string, retryAfterSeconds: number, limit: number, remaining: number, context: Record<string, unknown>): ApiError {
+  const wait = Math.max(1, Math.min(86400, Math.ceil(retryAfterSeconds)));
+  return new ApiError(
+    'rate_limited',
+    message,
+    { retry_after_seconds: wait, ...context },
+    {
+      'Retry-After': String(wait),
+      'X-RateLimit-Limit': String(Math.floor(limit)),
+      'X-RateLimit-Remaining': String(Math.max(0, Math.floor(remaining))),
+      'X-RateLimit-Reset': String(Date.now() + wait * 1000),
+    },
+  );
+}
+
+/**
+ * The workspace's export limits, checked inside the queuing transaction while it holds the
+ * workspace's export lock: at most EXPORTS_IN_FLIGHT_PER_WORKSPACE queued or rendering, and at
+ * most EXPORT_SECONDS_PER_DAY seconds of output queued in the last 24 hours (canceled and failed
+ * exports do not count). 429 rate_limited otherwise, with when to retry.
+ */
+async function checkExportLimits(ctx: AppContext, tx: Tx, orgId: string, videoId: number, seconds: number): Promise<void> {
+  const { exportsInFlightPerWorkspace: slots, exportSecondsPerDay: quota } = ctx.config;
+  if (seconds > quota) {
+    throw badRequest(`Editor video ${videoId} is ${seconds} s long, more than the workspace's export quota of ${quota} s per ${QUOTA_WINDOW_HOURS} hours`, [
+      { field: 'path.id', message: `the project is ${seconds} s long; at most ${quota} s of exports per ${QUOTA_WINDOW_HOURS} hours` },
+    ], { quota_seconds: quota });
+  }
+  const [{ n }] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(editorExports)
+    .where(and(eq(editorExports.orgId, orgId), inArray(editorExports.status, IN_FLIGHT)));
+  if (n >= slots) {
+    throw rateLimited(
+      `This workspace already has ${n} exports queued or rendering, the most it may have at once; retry when one finishes (or cancel one with DELETE /editor/videos/{id}/exports/{export_id})`,
+      IN_FLIGHT_RETRY_SECONDS,
+      slots,
+      0,
+      { limit: slots, in_flight: n },
+    );
+  }
+  const recent = await tx
+    .select({
+      seconds: sql<number>`coalesce((${editorExports.snapshot}->>'durationSeconds')::float8, 0)`,
+      freesInMs: sql<number>`extract(epoch from (${editorExports.createdAt} + make_interval(hours => ${QUOTA_WINDOW_HOURS}) - clock_timestamp())) * 1000`,
+    })
+    .from(editorExports)
+    .where(and(eq(editorExports.orgId, orgId), inArray(editorExports.status, COUNTED), sql`${editorExports.createdAt} > now() - make_interval(hours => ${QUOTA_WINDOW_HOURS})`))
+    .orderBy(editorExports.createdAt);
+  const used = Math.round(recent.reduce((sum, r) => sum + Number(r.seconds), 0) * 1000) / 1000;
+  if (used + seconds > quota + 1e-9) {
+    // The oldest exports leave the window first: wait until enough of them have.
+    let left = used;
+    let waitMs = QUOTA_WINDOW_HOURS * 3600_000;
+    for (const r of recent) {
+      left -= Number(r.seconds);
+      if (left + seconds <= quota + 1e-9) {
+        waitMs = Number(r.freesInMs);
+        break;
+      }
+    }
+    throw rateLimited(
+      `Exports are free of credits but limited to ${quota} s of output per ${QUOTA_WINDOW_HOURS} hours per workspace; ${used} s are used and this export is ${seconds} s long`,
+      waitMs / 1000,
+      quota,
+      quota - used,
+      { quota_seconds: quota, used_seconds: used, requested_seconds: seconds },
+    );
+  }
+}
+
 export async function queueExport(ctx: AppContext, orgId: string, videoId: number, body: S['CreateEditorExportRequest'] | undefined): Promise<EditorExportView> {
   return ctx.db.transaction(async (tx) => {
+    // The workspace's export lock: the in-flight count, the quota and the insert below are one
+    // step per workspace, whichever API node serves the request. Released at commit.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`editor-exports:${orgId}`}, 0))`);
     // A share lock: edits wait until the snapshot is taken, exports do not wait for each other.
     const [project] = await tx
       .select()
@@ -64,6 +148,13 @@ export async function queueExport(ctx: AppContext, orgId: string, videoId: numbe
     if (!timeline.items.length || duration <= 0) {
       throw badRequest(`Editor video ${videoId} has no items to render; add media, text or captions first`, [{ field: 'path.id', message: 'the project has no items' }]);
     }
+    const max = ctx.config.editorMaxTimelineSeconds;
+    if (duration > max) {
+      throw badRequest(`Editor video ${videoId} is ${duration} s long; exports are limited to ${max} s. Shorten the project first`, [
+        { field: 'path.id', message: `the project is ${duration} s long, more than the ${max} s an export may be` },
+      ], { limit_seconds: max });
+    }
+    await checkExportLimits(ctx, tx, orgId, videoId, duration);
     const snapshot: ExportSnapshot = {
       title: project.title,
       width: project.width,
@@ -91,7 +182,45 @@ export async function getExport(ctx: AppContext, orgId: string, videoId: number,
   return view(ctx, row.e, row.key ? { storageKey: row.key, sizeBytes: row.size ?? 0 } : null);
 }
 
+/**
+ * Cancels a queued or rendering export: it becomes `canceled` at once (its in-flight slot and
+ * its quota are freed), a queued one's job is cancelled, a rendering one's worker notices within
+ * about a second, kills its ffmpeg and removes the partial output. Cancelling a canceled export
+ * answers it again (idempotent); a completed or failed one is 409 conflict.
+ */
+export async function cancelExport(ctx: AppContext, orgId: string, videoId: number, exportId: string): Promise<EditorExportView> {
+  const { row, wasQueued } = await ctx.db.transaction(async (tx) => {
+    const [cur] = await tx
+      .select()
+      .from(editorExports)
+      .where(and(eq(editorExports.id, exportId), eq(editorExports.videoId, videoId), eq(editorExports.orgId, orgId)))
+      .for('update');
+    if (!cur) throw new ApiError('not_found', `Export ${exportId} of editor video ${videoId} was not found in this workspace`, { resource: 'editor_export', field: 'path.export_id' });
+    if (cur.status === 'canceled') return { row: cur, wasQueued: false };
+    if (cur.status === 'completed' || cur.status === 'failed') {
+      throw new ApiError('conflict', `Export ${exportId} is already ${cur.status}; only queued or rendering exports can be canceled`, { resource: 'editor_export', field: 'path.export_id', status: cur.status });
+    }
+    const [updated] = await tx
+      .update(editorExports)
+      .set({ status: 'canceled', completedAt: new Date(), updatedAt: new Date() })
+      .where(eq(editorExports.id, cur.id))
+      .returning();
+    return { row: updated, wasQueued: cur.status === 'queued' };
+  });
+  if (wasQueued && row.jobId) {
+    // Best effort: a job that still runs finds the export canceled and does nothing.
+    await ctx.queue.boss.cancel(QUEUES.editorExport, row.jobId).catch((err: unknown) => ctx.log.warn({ export: row.id, err: String(err) }, 'could not cancel the export job'));
+  }
+  return view(ctx, row, null);
+}
+
 // ------------------------------------------------------------------------------ worker side
+
+/** Whether an export was canceled (the worker polls this while it renders). */
+export async function isCanceled(ctx: AppContext, id: string): Promise<boolean> {
+  const [row] = await ctx.db.select({ status: editorExports.status }).from(editorExports).where(eq(editorExports.id, id));
+  return row?.status === 'canceled';
+}
 
 export async function startExport(ctx: AppContext, id: string): Promise<ExportRow | undefined> {
   const [row] = await ctx.db

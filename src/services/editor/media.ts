@@ -15,6 +15,7 @@ import type { AppContext } from '../../context.ts';
 import { media } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { declaredMatches, inspect, MediaRejected, normalizeType, sniff, SNIFF_BYTES, type Inspected } from '../../media/inspect.ts';
+import { pixelLimitContext } from '../../media/limits.ts';
 import type { Tx } from '../credits.ts';
 
 export type EditorMediaView = components['schemas']['EditorMedia'];
@@ -211,9 +212,12 @@ export async function ingest(ctx: AppContext, received: Received, opts: IngestOp
           errors: [{ field: opts.declaredField ?? opts.field, message: `declares ${declared} but the bytes are ${sniffed.mime}` }],
         });
       }
-      inspected = await inspect(received.file, sniffed);
+      inspected = await inspect(received.file, sniffed, { maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension });
     } catch (err) {
-      if (err instanceof MediaRejected) throw badRequest(`Invalid request: ${opts.field} ${err.message}`, [{ field: opts.field, message: err.message }]);
+      if (err instanceof MediaRejected) {
+        const limits = err.reason === 'pixels' ? pixelLimitContext({ maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension }) : {};
+        throw badRequest(`Invalid request: ${opts.field} ${err.message}`, [{ field: opts.field, message: err.message }], limits);
+      }
       throw err;
     }
     const kind = opts.mediaType === 'voice' && inspected.kind === 'audio' ? 'voice' : inspected.kind;

@@ -49,6 +49,8 @@ export interface ProjectState {
   timeline: Timeline;
   frame: { width: number; height: number };
   fps: number;
+  /** EDITOR_MAX_TIMELINE_SECONDS: no item may end later (default: the hard ceiling). */
+  maxSeconds?: number;
 }
 
 /** A failure of one operation, before it is given its index. */
@@ -97,8 +99,9 @@ function requireType(item: Item, types: ItemType[], field: string, what: string)
   }
 }
 
-function checkTimeline(from: number, duration: number, field: string): void {
-  if (from + duration > MAX_TIMELINE_SECONDS + 1e-9) throw bad(field, `ends at ${t3(from + duration)} s, beyond the ${MAX_TIMELINE_SECONDS} s timeline limit`);
+function checkTimeline(env: Env, from: number, duration: number, field: string): void {
+  const max = Math.min(env.state.maxSeconds ?? MAX_TIMELINE_SECONDS, MAX_TIMELINE_SECONDS);
+  if (from + duration > max + 1e-9) throw bad(field, `ends at ${t3(from + duration)} s, beyond the ${max} s timeline limit`);
 }
 
 /** Registers an item's source range for checking once the whole batch is applied. */
@@ -168,6 +171,7 @@ export function placeMediaItem(
   m: MediaInfo,
   p: { from_seconds?: number; duration_seconds?: number; fit?: S['Fit']; track_id?: string; audio_role?: S['AudioRole']; volume_db?: number },
   field: (name: string) => string,
+  maxSeconds = MAX_TIMELINE_SECONDS,
 ): { item: Item; track: Track } {
   const type: ItemType = m.kind === 'voice' ? 'audio' : m.kind;
   const from = t3(p.from_seconds ?? 0);
@@ -176,7 +180,10 @@ export function placeMediaItem(
   if (type !== 'image' && mediaDuration !== undefined && duration > mediaDuration + 0.05) {
     throw bad(field('duration_seconds'), `is ${duration} s but the media is only ${mediaDuration} s long`);
   }
-  if (from + duration > MAX_TIMELINE_SECONDS) throw bad(field('from_seconds'), `the item would end at ${t3(from + duration)} s, beyond the ${MAX_TIMELINE_SECONDS} s timeline limit`);
+  const max = Math.min(maxSeconds, MAX_TIMELINE_SECONDS);
+  if (from + duration > max + 1e-9) {
+    throw bad(field(p.duration_seconds === undefined && p.from_seconds === undefined ? 'media_id' : p.from_seconds === undefined ? 'duration_seconds' : 'from_seconds'), `the item would end at ${t3(from + duration)} s, beyond the ${max} s timeline limit`);
+  }
   if (p.audio_role && type === 'image') throw bad(field('audio_role'), 'applies to audio and video media only; this media is an image');
   if (m.status !== 'completed') throw bad(field('media_id'), `media ${m.id} is ${m.status}, not ready`);
   ensureCapacity(tl, field('media_id'));
@@ -237,7 +244,7 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
     if (op.from_seconds === undefined && op.duration_seconds === undefined) throw bad('from_seconds', 'give from_seconds and/or duration_seconds');
     if (op.from_seconds !== undefined) item.from_seconds = t3(op.from_seconds);
     if (op.duration_seconds !== undefined) item.duration_seconds = t3(op.duration_seconds);
-    checkTimeline(item.from_seconds, item.duration_seconds, op.duration_seconds !== undefined ? 'duration_seconds' : 'from_seconds');
+    checkTimeline(env, item.from_seconds, item.duration_seconds, op.duration_seconds !== undefined ? 'duration_seconds' : 'from_seconds');
     checkSource(env, item, 'duration_seconds');
     checkFades(item, 'duration_seconds');
     checkAnimation(item, 'duration_seconds');
@@ -322,6 +329,7 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
     const start = t3(itemEnd(from) - overlap);
     if (start < 0) throw bad('overlap_seconds', `would start ${to.item_id} before the timeline's start`);
     to.from_seconds = start;
+    checkTimeline(env, to.from_seconds, to.duration_seconds, 'to_item_id');
     to.transition = { from_item_id: from.item_id, overlap_seconds: overlap };
     if (overlap > 0 || op.enter || op.exit) {
       const fade = (): Animation => ({ type: 'fade', duration_seconds: Math.max(0.05, overlap) });
@@ -437,7 +445,7 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
     ensureCapacity(tl, 'text');
     const from = t3(op.from_seconds ?? 0);
     const duration = t3(op.duration_seconds ?? 3);
-    checkTimeline(from, duration, 'duration_seconds');
+    checkTimeline(env, from, duration, 'duration_seconds');
     const style = mergeStyle(null, op.style, TEXT_DEFAULTS);
     if (op.style?.top === undefined) {
       style.top = pickTextSlot(tl, from, duration, textBlockHeight(op.text, style, env.state.frame));
@@ -476,7 +484,7 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
     const lastEnd = Math.max(...op.captions.map((c) => c.endMs));
     const duration = t3(op.duration_seconds ?? Math.max(0.01, lastEnd / 1000));
     checkCaptions(op.captions, op.duration_seconds, 'captions');
-    checkTimeline(from, duration, 'duration_seconds');
+    checkTimeline(env, from, duration, 'duration_seconds');
     const item = newCaptionsItem(env, op.captions, from, duration, op.style);
     return [item.item_id];
   },
@@ -505,15 +513,16 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
       if (!m) throw new OpError('not_found', 'media_id', `media ${op.media_id} does not exist in this workspace`, 'editor_media');
       if (m.kind !== 'audio' && m.kind !== 'voice') throw bad('media_id', `media ${m.id} is ${m.kind}; a sound effect must be audio`);
     }
-    const { item } = placeMediaItem(env.state.timeline, m, { from_seconds: op.from_seconds, duration_seconds: op.duration_seconds, audio_role: 'sound_effect', volume_db: op.volume_db }, (f) =>
-      f === 'media_id' ? given[0] : f,
+    const { item } = placeMediaItem(env.state.timeline, m, { from_seconds: op.from_seconds, duration_seconds: op.duration_seconds, audio_role: 'sound_effect', volume_db: op.volume_db },
+      (f) => (f === 'media_id' ? given[0] : f),
+      env.state.maxSeconds,
     );
     return [item.item_id];
   },
 
   async add_voiceover(env, op) {
     const m = await env.res.voiceover(env.index, op.text, op.voice_id, op.voice_settings, `${env.prefix}voice_id`);
-    const { item } = placeMediaItem(env.state.timeline, m, { from_seconds: op.from_seconds, audio_role: 'voiceover', volume_db: op.volume_db }, (f) => (f === 'media_id' ? 'text' : f));
+    const { item } = placeMediaItem(env.state.timeline, m, { from_seconds: op.from_seconds, audio_role: 'voiceover', volume_db: op.volume_db }, (f) => (f === 'media_id' ? 'text' : f), env.state.maxSeconds);
     return [item.item_id];
   },
 
@@ -554,6 +563,7 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
       const from = Math.min(item.from_seconds, Math.floor(firstMs / 10) / 100);
       item.from_seconds = t3(from);
       item.duration_seconds = t3(Math.max(itemEnd(item), lastMs / 1000 + 0.2) - from);
+      checkTimeline(env, item.from_seconds, item.duration_seconds, 'captions_item_id');
       item.captions = cuesFromWords(words, Math.round(from * 1000));
       item.style = mergeStyle(item.style, op.style, CAPTION_DEFAULTS);
       item.transform = captionsTransform(item.style, env.state.frame, item.transform.opacity);
@@ -561,7 +571,7 @@ const handlers: { [T in Op['type']]: Handler<T> } = {
     }
     const from = t3(Math.floor(firstMs / 10) / 100);
     const duration = t3(lastMs / 1000 + 0.2 - from);
-    checkTimeline(from, duration, 'source_item_ids');
+    checkTimeline(env, from, duration, 'source_item_ids');
     ensureCapacity(tl, 'source_item_ids');
     const item = newCaptionsItem(env, cuesFromWords(words, Math.round(from * 1000)), from, duration, op.style);
     return [item.item_id];

@@ -175,11 +175,12 @@ export async function getVideoStatus(ctx: AppContext, orgId: string, id: number)
 // ------------------------------------------------------------------------------ edits
 
 // Rows are read fresh for every change, so their timeline object is ours to change in place.
-const stateOf = (row: ProjectRow): ProjectState => ({
+const stateOf = (row: ProjectRow, maxSeconds: number): ProjectState => ({
   title: row.title,
   timeline: row.timeline as Timeline,
   frame: { width: row.width, height: row.height },
   fps: row.fps,
+  maxSeconds,
 });
 
 export async function applyEditorEdits(
@@ -196,7 +197,7 @@ export async function applyEditorEdits(
       // Slow work (speech, downloads, transcription) on a snapshot, outside the lock.
       const snapshot = await loadProject(ctx.db, orgId, id);
       if (body.expected_version === undefined || body.expected_version === snapshot.version) {
-        await applyOperations(stateOf(snapshot), body.operations, res);
+        await applyOperations(stateOf(snapshot, ctx.config.editorMaxTimelineSeconds), body.operations, res);
       }
     }
     const result = await ctx.db.transaction(async (tx) => {
@@ -209,7 +210,7 @@ export async function applyEditorEdits(
           errors: [{ field: 'body.expected_version', message: `is ${body.expected_version} but the project is at version ${row.version}` }],
         });
       }
-      const state = stateOf(row);
+      const state = stateOf(row, ctx.config.editorMaxTimelineSeconds);
       const applied = await applyOperations(state, body.operations, res);
       await res.commit(tx);
       const updated = await saveProject(tx, row, state);
@@ -244,12 +245,13 @@ async function placeOnProject(
   p: Placement & { audio_role?: S['AudioRole'] },
   field: (name: string) => string,
   videoField: string,
+  maxSeconds: number,
 ): Promise<{ item: Item; track: Track; version: number }> {
   const row = await loadProject(tx, orgId, videoId, true, videoField);
-  const state = stateOf(row);
+  const state = stateOf(row, maxSeconds);
   let placed: { item: Item; track: Track };
   try {
-    placed = placeMediaItem(state.timeline, m, p, field);
+    placed = placeMediaItem(state.timeline, m, p, field, maxSeconds);
   } catch (err) {
     if (err instanceof OpError) {
       const f = err.field;
@@ -282,7 +284,7 @@ export async function addEditorMedia(
   if (body.media_id) {
     const m = await findMedia(ctx.db, orgId, body.media_id);
     if (!m) throw new ApiError('not_found', `Media ${body.media_id} was not found in this workspace`, { resource: 'editor_media', field: 'body.media_id' });
-    const out = await ctx.db.transaction((tx) => placeOnProject(tx, orgId, videoId, mediaInfo(m), body, field, 'path.id'));
+    const out = await ctx.db.transaction((tx) => placeOnProject(tx, orgId, videoId, mediaInfo(m), body, field, 'path.id', ctx.config.editorMaxTimelineSeconds));
     return { object: 'editor_media_addition', video_id: videoId, item: out.item, track: out.track, version: out.version };
   }
   await loadProject(ctx.db, orgId, videoId); // 404 before any download
@@ -297,7 +299,7 @@ export async function addEditorMedia(
   try {
     const out = await ctx.db.transaction(async (tx) => {
       await insertMedia(tx, [row]);
-      return placeOnProject(tx, orgId, videoId, mediaInfo(row), body, field, 'path.id');
+      return placeOnProject(tx, orgId, videoId, mediaInfo(row), body, field, 'path.id', ctx.config.editorMaxTimelineSeconds);
     });
     return { object: 'editor_media_addition', video_id: videoId, item: out.item, track: out.track, version: out.version };
   } catch (err) {
@@ -326,7 +328,7 @@ export async function commitUpload(ctx: AppContext, orgId: string, row: MediaIns
     return await ctx.db.transaction(async (tx) => {
       const [stored] = await insertMedia(tx, [row]);
       if (!t.add_to_editor) return { object: 'editor_media_upload' as const, media: mediaView(ctx, stored), editor_item: null, video_id: null, version: null };
-      const out = await placeOnProject(tx, orgId, t.video_id!, mediaInfo(stored), t.placement ?? {}, (n) => `body.placement.${n}`, 'body.video_id');
+      const out = await placeOnProject(tx, orgId, t.video_id!, mediaInfo(stored), t.placement ?? {}, (n) => `body.placement.${n}`, 'body.video_id', ctx.config.editorMaxTimelineSeconds);
       return { object: 'editor_media_upload' as const, media: mediaView(ctx, stored), editor_item: out.item, video_id: t.video_id!, version: out.version };
     });
   } catch (err) {
