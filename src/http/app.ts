@@ -17,6 +17,7 @@ import { PREVIEWS_DIR_URL } from '../services/catalog-data.ts';
 import { PREVIEW_PREFIX } from '../services/catalog.ts';
 import { JSON_UPLOAD_BODY_LIMIT } from '../services/editor/media.ts';
 import { MEDIA_PREFIX } from '../storage/index.ts';
+import { registerJsonParser } from './json-body.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -75,6 +76,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
     trustProxy: typeof ctx.config.trustProxy === 'number' ? trustHops(ctx.config.trustProxy) : ctx.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
+  registerJsonParser(app);
 
   app.setValidatorCompiler(() => {
     throw new Error('Route schemas are not used: requests are validated by the executor with the generated AJV validators');
