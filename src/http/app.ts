@@ -65,6 +65,22 @@ function fromFastifyError(err: FastifyError): ApiError | undefined {
   return undefined;
 }
 
+/** Longest path parameter (an id); longer ones are 400 before any route runs. */
+const MAX_PARAM_LENGTH = 200;
+
+/** The router's refusals (frameworkErrors): a path parameter too long, a URL that does not decode. */
+function fromFrameworkError(err: FastifyError): ApiError {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return new ApiError('bad_request', `Invalid request: a path parameter is longer than ${MAX_PARAM_LENGTH} characters`, {
+      errors: [{ field: 'path', message: `has a parameter longer than ${MAX_PARAM_LENGTH} characters` }],
+    });
+  }
+  if (err.code === 'FST_ERR_BAD_URL') {
+    return new ApiError('bad_request', 'Invalid request: the URL path is not valid percent-encoded UTF-8', { errors: [{ field: 'path', message: 'is not a valid URL component' }] });
+  }
+  return new ApiError('bad_request', 'Invalid request: the request could not be routed');
+}
+
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
 
 export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: BuildOptions): { app: FastifyInstance; executor: Executor } {
@@ -74,7 +90,9 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
     bodyLimit: ctx.config.bodyLimitBytes,
     // A hop count as the function Fastify builds for it (its types omit the number form).
     trustProxy: typeof ctx.config.trustProxy === 'number' ? trustHops(ctx.config.trustProxy) : ctx.config.trustProxy,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // The router's own refusals (a path parameter too long) are in the envelope.
+    frameworkErrors: (err, _req, reply) => sendError(reply, fromFrameworkError(err)),
   });
   registerJsonParser(app);
 
