@@ -19,6 +19,7 @@ import { JSON_UPLOAD_BODY_LIMIT } from '../services/editor/media.ts';
 import { MEDIA_PREFIX } from '../storage/index.ts';
 import { registerJsonParser } from './json-body.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
+import { clientErrorHandler, registerBodyTimeouts, serverTimeoutOptions } from './timeouts.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -91,9 +92,12 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
     // A hop count as the function Fastify builds for it (its types omit the number form).
     trustProxy: typeof ctx.config.trustProxy === 'number' ? trustHops(ctx.config.trustProxy) : ctx.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    // The router's own refusals (a path parameter too long) are in the envelope.
+    // Slow clients are cut (src/http/timeouts.ts); the router's own refusals are in the envelope.
+    ...serverTimeoutOptions(ctx.config.timeouts),
+    clientErrorHandler,
     frameworkErrors: (err, _req, reply) => sendError(reply, fromFrameworkError(err)),
   });
+  registerBodyTimeouts(app, ctx.config.timeouts, sendError);
   registerJsonParser(app);
 
   app.setValidatorCompiler(() => {
