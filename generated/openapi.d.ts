@@ -442,10 +442,10 @@ export interface components {
         Error: {
             error: {
                 /**
-                 * @description Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501.
+                 * @description Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501.
                  * @enum {string}
                  */
-                code: "unauthorized" | "invalid_api_key" | "forbidden" | "payment_required" | "insufficient_credits" | "bad_request" | "idempotency_conflict" | "conflict" | "rate_limited" | "not_found" | "server_error" | "not_implemented" | "payload_too_large" | "unsupported_media_type";
+                code: "unauthorized" | "invalid_api_key" | "forbidden" | "payment_required" | "insufficient_credits" | "bad_request" | "idempotency_conflict" | "conflict" | "rate_limited" | "not_found" | "server_error" | "not_implemented" | "payload_too_large" | "unsupported_media_type" | "request_timeout";
                 /** @description Human-readable explanation, safe to show to the user. */
                 message: string;
                 /** @description True exactly for 429 and 5xx; retry those with backoff and the same idempotency key. */

@@ -1150,7 +1150,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -1760,7 +1760,7 @@ coerced9 = data9;
 }
 if(!(coerced9 !== undefined)){
 if(dataType9 === "boolean" || data9 === null
-              || (dataType9 === "string" && data9 && data9 == +data9 && !(data9 % 1))){
+              || (dataType9 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data9) && isFinite(+data9))){
 coerced9 = +data9;
 }
 else {
@@ -2062,7 +2062,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -2333,7 +2333,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -2487,7 +2487,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -2641,7 +2641,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -2795,7 +2795,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -2949,7 +2949,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -3103,7 +3103,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -3316,7 +3316,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -3659,7 +3659,7 @@ coerced2 = data2;
 }
 if(!(coerced2 !== undefined)){
 if(dataType2 === "boolean" || data2 === null
-              || (dataType2 === "string" && data2 && data2 == +data2 && !(data2 % 1))){
+              || (dataType2 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data2) && isFinite(+data2))){
 coerced2 = +data2;
 }
 else {

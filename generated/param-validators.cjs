@@ -326,7 +326,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -394,7 +394,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -462,7 +462,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -741,7 +741,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -809,7 +809,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -877,7 +877,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -1036,7 +1036,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -1224,7 +1224,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -1292,7 +1292,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -1360,7 +1360,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -1843,7 +1843,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -1911,7 +1911,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -1979,7 +1979,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -2258,7 +2258,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -2326,7 +2326,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -2394,7 +2394,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -2553,7 +2553,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -2741,7 +2741,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -2809,7 +2809,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -2877,7 +2877,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -3360,7 +3360,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -3428,7 +3428,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -3496,7 +3496,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -3775,7 +3775,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -3843,7 +3843,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -3911,7 +3911,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -4070,7 +4070,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -4258,7 +4258,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -4326,7 +4326,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -4394,7 +4394,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -4877,7 +4877,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -4945,7 +4945,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -5013,7 +5013,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -5292,7 +5292,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -5360,7 +5360,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -5428,7 +5428,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -5707,7 +5707,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -5775,7 +5775,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -5843,7 +5843,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -6122,7 +6122,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -6190,7 +6190,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -6258,7 +6258,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -6537,7 +6537,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -6605,7 +6605,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -6673,7 +6673,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -6832,7 +6832,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -7020,7 +7020,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -7088,7 +7088,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -7156,7 +7156,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -7710,7 +7710,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -7778,7 +7778,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -7846,7 +7846,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -8125,7 +8125,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -8193,7 +8193,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -8261,7 +8261,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -8540,7 +8540,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -8608,7 +8608,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -8676,7 +8676,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -8955,7 +8955,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -9023,7 +9023,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -9091,7 +9091,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -9370,7 +9370,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -9438,7 +9438,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -9506,7 +9506,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -9785,7 +9785,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -9853,7 +9853,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -9921,7 +9921,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -10200,7 +10200,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -10268,7 +10268,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -10336,7 +10336,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -10615,7 +10615,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -10683,7 +10683,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -10751,7 +10751,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -11030,7 +11030,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -11098,7 +11098,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -11166,7 +11166,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -11325,7 +11325,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -11513,7 +11513,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -11581,7 +11581,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -11649,7 +11649,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -12205,7 +12205,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -12273,7 +12273,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -12341,7 +12341,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -12620,7 +12620,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -12688,7 +12688,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -12756,7 +12756,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -13035,7 +13035,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -13103,7 +13103,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -13171,7 +13171,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -13450,7 +13450,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -13518,7 +13518,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -13586,7 +13586,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -13865,7 +13865,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -13933,7 +13933,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -14001,7 +14001,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -14280,7 +14280,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -14348,7 +14348,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -14416,7 +14416,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -14575,7 +14575,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -14763,7 +14763,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -14831,7 +14831,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -14899,7 +14899,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -15452,7 +15452,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -15520,7 +15520,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -15588,7 +15588,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -15867,7 +15867,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -15935,7 +15935,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -16003,7 +16003,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -16282,7 +16282,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -16350,7 +16350,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -16418,7 +16418,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -16697,7 +16697,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -16765,7 +16765,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -16833,7 +16833,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -17112,7 +17112,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -17180,7 +17180,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -17248,7 +17248,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -17527,7 +17527,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -17595,7 +17595,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -17663,7 +17663,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -17942,7 +17942,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -18010,7 +18010,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -18078,7 +18078,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -18357,7 +18357,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -18425,7 +18425,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -18493,7 +18493,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -18772,7 +18772,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -18840,7 +18840,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -18908,7 +18908,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -19067,7 +19067,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -19255,7 +19255,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -19323,7 +19323,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -19391,7 +19391,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -20037,7 +20037,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -20105,7 +20105,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -20173,7 +20173,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -20452,7 +20452,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -20520,7 +20520,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -20588,7 +20588,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -20867,7 +20867,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -20935,7 +20935,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -21003,7 +21003,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -21282,7 +21282,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -21350,7 +21350,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -21418,7 +21418,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -21697,7 +21697,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -21765,7 +21765,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -21833,7 +21833,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -22112,7 +22112,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -22180,7 +22180,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -22248,7 +22248,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -22407,7 +22407,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -22595,7 +22595,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -22663,7 +22663,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -22731,7 +22731,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -23375,7 +23375,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -23443,7 +23443,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -23511,7 +23511,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -23790,7 +23790,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -23858,7 +23858,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -23926,7 +23926,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -24205,7 +24205,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -24273,7 +24273,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -24341,7 +24341,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -24620,7 +24620,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -24688,7 +24688,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -24756,7 +24756,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -25035,7 +25035,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -25103,7 +25103,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -25171,7 +25171,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -25450,7 +25450,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -25518,7 +25518,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -25586,7 +25586,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -25865,7 +25865,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -25933,7 +25933,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -26001,7 +26001,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -26280,7 +26280,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -26348,7 +26348,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -26416,7 +26416,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -26695,7 +26695,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -26763,7 +26763,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -26831,7 +26831,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -26990,7 +26990,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -27178,7 +27178,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -27246,7 +27246,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -27314,7 +27314,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -27617,7 +27617,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -27968,7 +27968,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -28036,7 +28036,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -28104,7 +28104,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -28383,7 +28383,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -28451,7 +28451,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -28519,7 +28519,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -28798,7 +28798,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -28866,7 +28866,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -28934,7 +28934,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -29213,7 +29213,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -29281,7 +29281,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -29349,7 +29349,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -29628,7 +29628,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -29696,7 +29696,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -29764,7 +29764,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -30043,7 +30043,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -30111,7 +30111,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -30179,7 +30179,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -30338,7 +30338,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -30526,7 +30526,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -30594,7 +30594,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -30662,7 +30662,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -31386,7 +31386,7 @@ coerced9 = data9;
 }
 if(!(coerced9 !== undefined)){
 if(dataType9 === "boolean" || data9 === null
-              || (dataType9 === "string" && data9 && data9 == +data9 && !(data9 % 1))){
+              || (dataType9 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data9) && isFinite(+data9))){
 coerced9 = +data9;
 }
 else {
@@ -31695,7 +31695,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -31763,7 +31763,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -31831,7 +31831,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -32110,7 +32110,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -32178,7 +32178,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -32246,7 +32246,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -32525,7 +32525,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -32593,7 +32593,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -32661,7 +32661,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -32940,7 +32940,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -33008,7 +33008,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -33076,7 +33076,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -33355,7 +33355,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -33423,7 +33423,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -33491,7 +33491,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -33650,7 +33650,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -33838,7 +33838,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -33906,7 +33906,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -33974,7 +33974,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -34527,7 +34527,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -34595,7 +34595,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -34663,7 +34663,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -34942,7 +34942,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -35010,7 +35010,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -35078,7 +35078,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -35357,7 +35357,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -35425,7 +35425,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -35493,7 +35493,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -35772,7 +35772,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -35840,7 +35840,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -35908,7 +35908,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -36187,7 +36187,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -36255,7 +36255,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -36323,7 +36323,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -36602,7 +36602,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -36670,7 +36670,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -36738,7 +36738,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -37017,7 +37017,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -37085,7 +37085,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -37153,7 +37153,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -37432,7 +37432,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -37500,7 +37500,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -37568,7 +37568,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -37727,7 +37727,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -37915,7 +37915,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -37983,7 +37983,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -38051,7 +38051,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -38297,7 +38297,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -38676,7 +38676,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -38744,7 +38744,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -38812,7 +38812,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -39091,7 +39091,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -39159,7 +39159,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -39227,7 +39227,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -39506,7 +39506,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -39574,7 +39574,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -39642,7 +39642,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -39921,7 +39921,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -39989,7 +39989,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -40057,7 +40057,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -40336,7 +40336,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -40404,7 +40404,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -40472,7 +40472,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -40631,7 +40631,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -40819,7 +40819,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -40887,7 +40887,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -40955,7 +40955,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -41438,7 +41438,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -41506,7 +41506,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -41574,7 +41574,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -41853,7 +41853,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -41921,7 +41921,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -41989,7 +41989,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -42268,7 +42268,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -42336,7 +42336,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -42404,7 +42404,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -42683,7 +42683,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -42751,7 +42751,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -42819,7 +42819,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -43098,7 +43098,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -43166,7 +43166,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -43234,7 +43234,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -43513,7 +43513,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -43581,7 +43581,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -43649,7 +43649,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -43928,7 +43928,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -43996,7 +43996,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -44064,7 +44064,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -44223,7 +44223,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -44411,7 +44411,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -44479,7 +44479,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -44547,7 +44547,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -44759,7 +44759,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -45110,7 +45110,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -45178,7 +45178,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -45246,7 +45246,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -45525,7 +45525,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -45593,7 +45593,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -45661,7 +45661,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -45940,7 +45940,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -46008,7 +46008,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -46076,7 +46076,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -46355,7 +46355,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -46423,7 +46423,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -46491,7 +46491,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -46770,7 +46770,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -46838,7 +46838,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -46906,7 +46906,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -47185,7 +47185,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -47253,7 +47253,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -47321,7 +47321,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -47480,7 +47480,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -47668,7 +47668,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -47736,7 +47736,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -47804,7 +47804,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -48016,7 +48016,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -48367,7 +48367,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -48435,7 +48435,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -48503,7 +48503,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -48782,7 +48782,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -48850,7 +48850,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -48918,7 +48918,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -49197,7 +49197,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -49265,7 +49265,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -49333,7 +49333,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -49612,7 +49612,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -49680,7 +49680,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -49748,7 +49748,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -50027,7 +50027,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -50095,7 +50095,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -50163,7 +50163,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -50442,7 +50442,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -50510,7 +50510,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -50578,7 +50578,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -50857,7 +50857,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -50925,7 +50925,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -50993,7 +50993,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -51272,7 +51272,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -51340,7 +51340,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -51408,7 +51408,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -51567,7 +51567,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -51755,7 +51755,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -51823,7 +51823,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -51891,7 +51891,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -52103,7 +52103,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -52454,7 +52454,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -52522,7 +52522,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -52590,7 +52590,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -52869,7 +52869,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -52937,7 +52937,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -53005,7 +53005,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -53284,7 +53284,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -53352,7 +53352,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -53420,7 +53420,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -53699,7 +53699,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -53767,7 +53767,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -53835,7 +53835,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -54114,7 +54114,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -54182,7 +54182,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -54250,7 +54250,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -54529,7 +54529,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -54597,7 +54597,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -54665,7 +54665,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -54944,7 +54944,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -55012,7 +55012,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -55080,7 +55080,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -55359,7 +55359,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -55427,7 +55427,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -55495,7 +55495,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -55654,7 +55654,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -55842,7 +55842,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -55910,7 +55910,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -55978,7 +55978,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -56190,7 +56190,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -56541,7 +56541,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -56609,7 +56609,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -56677,7 +56677,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -56956,7 +56956,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -57024,7 +57024,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -57092,7 +57092,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -57371,7 +57371,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -57439,7 +57439,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -57507,7 +57507,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -57786,7 +57786,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -57854,7 +57854,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -57922,7 +57922,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -58201,7 +58201,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -58269,7 +58269,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -58337,7 +58337,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -58616,7 +58616,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -58684,7 +58684,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -58752,7 +58752,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -59031,7 +59031,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -59099,7 +59099,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -59167,7 +59167,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -59446,7 +59446,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -59514,7 +59514,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -59582,7 +59582,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -59741,7 +59741,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -59929,7 +59929,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -59997,7 +59997,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -60065,7 +60065,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -60277,7 +60277,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -60628,7 +60628,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -60696,7 +60696,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -60764,7 +60764,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -61043,7 +61043,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -61111,7 +61111,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -61179,7 +61179,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -61458,7 +61458,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -61526,7 +61526,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -61594,7 +61594,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -61873,7 +61873,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -61941,7 +61941,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -62009,7 +62009,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -62288,7 +62288,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -62356,7 +62356,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -62424,7 +62424,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -62703,7 +62703,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -62771,7 +62771,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -62839,7 +62839,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -63118,7 +63118,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -63186,7 +63186,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -63254,7 +63254,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -63533,7 +63533,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -63601,7 +63601,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -63669,7 +63669,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -63828,7 +63828,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -64016,7 +64016,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -64084,7 +64084,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -64152,7 +64152,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -64374,7 +64374,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -64785,7 +64785,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -64853,7 +64853,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -64921,7 +64921,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -65200,7 +65200,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -65268,7 +65268,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -65336,7 +65336,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -65615,7 +65615,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -65683,7 +65683,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -65751,7 +65751,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -66030,7 +66030,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -66098,7 +66098,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -66166,7 +66166,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -66445,7 +66445,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -66513,7 +66513,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -66581,7 +66581,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -66860,7 +66860,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -66928,7 +66928,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -66996,7 +66996,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -67155,7 +67155,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -67343,7 +67343,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -67411,7 +67411,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -67479,7 +67479,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -67701,7 +67701,7 @@ coerced0 = data0;
 }
 if(!(coerced0 !== undefined)){
 if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+              || (dataType0 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data0) && isFinite(+data0))){
 coerced0 = +data0;
 }
 else {
@@ -68112,7 +68112,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -68180,7 +68180,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -68248,7 +68248,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -68527,7 +68527,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -68595,7 +68595,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -68663,7 +68663,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -68942,7 +68942,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -69010,7 +69010,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -69078,7 +69078,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -69357,7 +69357,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -69425,7 +69425,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -69493,7 +69493,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -69772,7 +69772,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -69840,7 +69840,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -69908,7 +69908,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -70187,7 +70187,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -70255,7 +70255,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -70323,7 +70323,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -70602,7 +70602,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -70670,7 +70670,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -70738,7 +70738,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -70897,7 +70897,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -71085,7 +71085,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -71153,7 +71153,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -71221,7 +71221,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -71586,7 +71586,7 @@ coerced2 = data2;
 }
 if(!(coerced2 !== undefined)){
 if(dataType2 === "boolean" || data2 === null
-              || (dataType2 === "string" && data2 && data2 == +data2 && !(data2 % 1))){
+              || (dataType2 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data2) && isFinite(+data2))){
 coerced2 = +data2;
 }
 else {
@@ -71965,7 +71965,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -72033,7 +72033,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -72101,7 +72101,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -72380,7 +72380,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -72448,7 +72448,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -72516,7 +72516,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -72795,7 +72795,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -72863,7 +72863,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -72931,7 +72931,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -73210,7 +73210,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -73278,7 +73278,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -73346,7 +73346,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -73625,7 +73625,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -73693,7 +73693,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -73761,7 +73761,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -73920,7 +73920,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -74108,7 +74108,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -74176,7 +74176,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -74244,7 +74244,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {
@@ -74727,7 +74727,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -74795,7 +74795,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -74863,7 +74863,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -75142,7 +75142,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -75210,7 +75210,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -75278,7 +75278,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -75557,7 +75557,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -75625,7 +75625,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -75693,7 +75693,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -75972,7 +75972,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -76040,7 +76040,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -76108,7 +76108,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -76387,7 +76387,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -76455,7 +76455,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -76523,7 +76523,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -76802,7 +76802,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -76870,7 +76870,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -76938,7 +76938,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -77217,7 +77217,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -77285,7 +77285,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -77353,7 +77353,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -77632,7 +77632,7 @@ coerced3 = data3;
 }
 if(!(coerced3 !== undefined)){
 if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
 coerced3 = +data3;
 }
 else {
@@ -77700,7 +77700,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -77768,7 +77768,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -77927,7 +77927,7 @@ coerced1 = data1;
 }
 if(!(coerced1 !== undefined)){
 if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
 coerced1 = +data1;
 }
 else {
@@ -78115,7 +78115,7 @@ coerced4 = data4;
 }
 if(!(coerced4 !== undefined)){
 if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
 coerced4 = +data4;
 }
 else {
@@ -78183,7 +78183,7 @@ coerced5 = data5;
 }
 if(!(coerced5 !== undefined)){
 if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
 coerced5 = +data5;
 }
 else {
@@ -78251,7 +78251,7 @@ coerced6 = data6;
 }
 if(!(coerced6 !== undefined)){
 if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
 coerced6 = +data6;
 }
 else {

@@ -60,6 +60,23 @@ export interface Config {
   exportsInFlightPerWorkspace: number;
   /** Seconds of export output one workspace may queue per rolling 24 hours. */
   exportSecondsPerDay: number;
+  /** How long a client may take to send a request (slow clients are cut; see src/http/timeouts.ts). */
+  timeouts: TimeoutConfig;
+}
+
+export interface TimeoutConfig {
+  /** The request line and headers must arrive within this (Node's headersTimeout). */
+  headersSeconds: number;
+  /** A body that is not multipart must arrive whole within this after the headers. */
+  bodySeconds: number;
+  /** A multipart upload sending no bytes for this long is cut. */
+  uploadIdleSeconds: number;
+  /** A multipart upload must average at least this many bytes/s once bodySeconds have passed (0: no minimum). */
+  uploadMinBytesPerSecond: number;
+  /** Every request (headers and body, uploads included) must arrive within this (Node's requestTimeout). */
+  requestSeconds: number;
+  /** A connection with no traffic either way for this long is closed (socket timeout; 0: none). */
+  connectionSeconds: number;
 }
 
 export interface TranscriptionConfig {
@@ -164,6 +181,21 @@ function trustProxy(raw: string | undefined): boolean | number | string[] {
   return list;
 }
 
+function timeoutConfig(env: NodeJS.ProcessEnv): TimeoutConfig {
+  const t: TimeoutConfig = {
+    headersSeconds: int(env, 'HEADERS_TIMEOUT_SECONDS', 20, 1, 3600),
+    bodySeconds: int(env, 'BODY_TIMEOUT_SECONDS', 30, 1, 3600),
+    uploadIdleSeconds: int(env, 'UPLOAD_IDLE_TIMEOUT_SECONDS', 30, 1, 3600),
+    uploadMinBytesPerSecond: int(env, 'UPLOAD_MIN_BYTES_PER_SECOND', 16 * 1024, 0),
+    requestSeconds: int(env, 'REQUEST_TIMEOUT_SECONDS', 3600, 1, 24 * 3600),
+    connectionSeconds: int(env, 'CONNECTION_TIMEOUT_SECONDS', 120, 0, 24 * 3600),
+  };
+  if (t.requestSeconds < t.headersSeconds || t.requestSeconds < t.bodySeconds) {
+    throw new Error(`Environment variable REQUEST_TIMEOUT_SECONDS (${t.requestSeconds}) must be at least HEADERS_TIMEOUT_SECONDS (${t.headersSeconds}) and BODY_TIMEOUT_SECONDS (${t.bodySeconds})`);
+  }
+  return t;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -219,5 +251,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     editorMaxTimelineSeconds: int(env, 'EDITOR_MAX_TIMELINE_SECONDS', 3600, 1, 14400),
     exportsInFlightPerWorkspace: int(env, 'EXPORTS_IN_FLIGHT_PER_WORKSPACE', 2, 1, 1000),
     exportSecondsPerDay: int(env, 'EXPORT_SECONDS_PER_DAY', 36000, 1),
+    timeouts: timeoutConfig(env),
   };
 }

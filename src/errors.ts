@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   insufficient_credits: 402,
   forbidden: 403,
   not_found: 404,
+  request_timeout: 408,
   idempotency_conflict: 409,
   conflict: 409,
   payload_too_large: 413,

@@ -16,7 +16,9 @@ import type { Handler, OperationId, Reply } from '../operations/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog-data.ts';
 import { PREVIEW_PREFIX } from '../services/catalog.ts';
 import { MEDIA_PREFIX } from '../storage/index.ts';
+import { registerJsonParser } from './json-body.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
+import { clientErrorHandler, registerBodyTimeouts, serverTimeoutOptions } from './timeouts.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -63,6 +65,22 @@ function fromFastifyError(err: FastifyError): ApiError | undefined {
   return undefined;
 }
 
+/** Longest path parameter (an id); longer ones are 400 before any route runs. */
+const MAX_PARAM_LENGTH = 200;
+
+/** The router's refusals (frameworkErrors): a path parameter too long, a URL that does not decode. */
+function fromFrameworkError(err: FastifyError): ApiError {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return new ApiError('bad_request', `Invalid request: a path parameter is longer than ${MAX_PARAM_LENGTH} characters`, {
+      errors: [{ field: 'path', message: `has a parameter longer than ${MAX_PARAM_LENGTH} characters` }],
+    });
+  }
+  if (err.code === 'FST_ERR_BAD_URL') {
+    return new ApiError('bad_request', 'Invalid request: the URL path is not valid percent-encoded UTF-8', { errors: [{ field: 'path', message: 'is not a valid URL component' }] });
+  }
+  return new ApiError('bad_request', 'Invalid request: the request could not be routed');
+}
+
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
 
 export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: BuildOptions): { app: FastifyInstance; executor: Executor } {
@@ -72,8 +90,14 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
     bodyLimit: ctx.config.bodyLimitBytes,
     // A hop count as the function Fastify builds for it (its types omit the number form).
     trustProxy: typeof ctx.config.trustProxy === 'number' ? trustHops(ctx.config.trustProxy) : ctx.config.trustProxy,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Slow clients are cut (src/http/timeouts.ts); the router's own refusals are in the envelope.
+    ...serverTimeoutOptions(ctx.config.timeouts),
+    clientErrorHandler,
+    frameworkErrors: (err, _req, reply) => sendError(reply, fromFrameworkError(err)),
   });
+  registerBodyTimeouts(app, ctx.config.timeouts, sendError);
+  registerJsonParser(app);
 
   app.setValidatorCompiler(() => {
     throw new Error('Route schemas are not used: requests are validated by the executor with the generated AJV validators');

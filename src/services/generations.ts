@@ -78,7 +78,6 @@ async function queueBatch(
     }
     const toQueue = Math.max(0, r.count - prior.generationIds.length);
     const queued: string[] = [];
-    let failure: unknown;
     for (let i = 0; i < toQueue; i++) {
       try {
         queued.push(
@@ -91,13 +90,13 @@ async function queueBatch(
           }),
         );
       } catch (err) {
-        failure = err;
         ctx.log.warn({ err: String(err), batch: prior.batchId }, 'a generation could not be queued');
         break;
       }
     }
+    // The database's error (its statement and parameters) is logged above, never sent to the client.
     if (toQueue > 0 && queued.length === 0) {
-      throw new ApiError('server_error', 'No generation could be queued; retry with the same idempotency key', { reason: String(failure) });
+      throw new ApiError('server_error', 'No generation could be queued; retry with the same idempotency key', {});
     }
 
     const all = [...prior.generationIds, ...queued];
