@@ -22,6 +22,8 @@ export interface GenerationJobData {
   generationId: string;
 }
 
+const REFERENCE_IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
+
 const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4' };
 
 /** A failure with what the generation's error object should say. */
@@ -64,6 +66,21 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
       throw err;
     }
   };
+  // Reference images are decoded by sharp, which also reads SVG, TIFF, GIF …: only the three image
+  // types the contract names get that far, whatever a URL serves.
+  const referenceImage = async (input: MediaInput, field: string): Promise<Buffer> => {
+    const bytes = await bytesOf(input, field, 20 * 1024 * 1024);
+    const sniffed = await sniff(bytes).catch(() => undefined);
+    if (!sniffed || !REFERENCE_IMAGE_TYPES.has(sniffed.mime)) {
+      throw new JobFailure({
+        code: 'input_unavailable',
+        message: `${field} ${input.url ?? input.mediaId} is ${sniffed?.mime ?? 'not a recognised image'}; PNG, JPEG or WebP only`,
+        retryable: false,
+        context: { field },
+      });
+    }
+    return bytes;
+  };
   // Every file input is a copy inside the job's folder with its sniffed type: a stored media item
   // (sniffed and checked at upload), or fetched bytes, sniffed and checked here like an upload.
   const toFile = async (input: MediaInput | undefined, field: string, name: string): Promise<MediaFile | undefined> => {
@@ -90,7 +107,7 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
     }
   };
   return {
-    referenceImages: await Promise.all(spec.references.map((r, i) => bytesOf(r, `reference_image_urls[${i}]`, 20 * 1024 * 1024))),
+    referenceImages: await Promise.all(spec.references.map((r, i) => referenceImage(r, `reference_image_urls[${i}]`))),
     sourceVideo: await toFile(spec.sourceVideo, 'source_video', 'source-video'),
     motionVideo: await toFile(spec.motionVideo, 'motion_video', 'motion-video'),
     audio: await toFile(spec.audio, 'audio', 'audio'),

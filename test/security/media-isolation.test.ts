@@ -8,6 +8,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -15,7 +16,17 @@ import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { addMedia, createProject, dataUrl, upload } from '../editor/helpers.ts';
 
-const app = await startTestApp(t, {}, { workers: true });
+// A web server on loopback serving an SVG that names a local file (sharp would read SVG).
+const svgServer = http.createServer((_req, res) => {
+  res.writeHead(200, { 'content-type': 'image/png' }).end(
+    '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="64" height="64"><image xlink:href="file:///etc/passwd" width="64" height="64"/></svg>',
+  );
+});
+await new Promise<void>((r) => svgServer.listen(0, '127.0.0.1', r));
+t.teardown(() => svgServer.close());
+const svgUrl = `http://127.0.0.1:${(svgServer.address() as { port: number }).port}/logo.png`;
+
+const app = await startTestApp(t, { OUTBOUND_ALLOW_IPS: '127.0.0.1' }, { workers: true });
 const victim = await app.workspace({ credits: 1000 });
 const attacker = await app.workspace({ credits: 1000 });
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'media-isolation-'));
@@ -150,4 +161,21 @@ t.test('a polyglot already in storage: an audio-driven generation reads it as MP
   t.equal(g.status, 'completed', JSON.stringify(g.error));
   const level = detect(await download(g.url, 'attack-generation.mp4'), 'mov');
   t.ok(level < -60, `the generated video's audio is silent (${level} dB), the victim's tone is not in it`);
+});
+
+t.test('a reference image URL serving SVG (which sharp would render, external references and all) fails the generation, refunded', async (t) => {
+  const ws = await app.workspace({ credits: 200 });
+  const q = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: 'bold-sale-banner', reference_image_urls: [svgUrl] } });
+  t.equal(q.status, 200, q.text);
+  const gid = q.body.generations[0].id;
+  let g: any;
+  for (let i = 0; i < 300; i++) {
+    g = (await app.request('GET', `/api/v1/generations/${gid}`, { key: ws.key })).body;
+    if (g.status !== 'generating') break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  t.equal(g.status, 'error');
+  t.match(g.error, { code: 'input_unavailable', retryable: false, message: /PNG, JPEG or WebP only/ });
+  const [row] = await app.service.ctx.sql`select credits from organizations where id = ${ws.orgId}`;
+  t.equal(row.credits, 200, 'refunded');
 });
