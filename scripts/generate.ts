@@ -1,7 +1,9 @@
 // npm run generate: compiles spec/openapi.yaml into generated/.
 //   openapi.json            the contract as JSON (served at GET /api/v1/openapi.json)
 //   openapi.d.ts            openapi-typescript types (paths, operations, components)
-//   operations.json         the operation index: method, path, scopes, params, statuses, MCP tools
+//   operations.json         the operation index: method, path, scopes, params, statuses, MCP tools;
+//                           the MCP-only tools as entries of the same shape (no method or path)
+//   mcp-only-tools.d.ts     the input and output types of the MCP-only tools, by tool name
 //   request-validators.cjs  AJV standalone validators for JSON request bodies (no coercion)
 //   param-validators.cjs    AJV standalone validators for path/query/header parameters
 //   *-validators-fast.cjs   the request-side validators again, stopping at the first error

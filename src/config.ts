@@ -22,6 +22,8 @@ export interface Config {
   mediaUrlTtlSeconds: number;
   rateLimitGenerations: number;
   rateLimitWindowSeconds: number;
+  /** Media imports from a URL (MCP tool upload_editor_media_from_url) a workspace may make per window. */
+  rateLimitMediaImports: number;
   /** Attempts of a generation job after the first, for retryable provider failures. */
   generationRetryLimit: number;
   /** Generation jobs a worker process runs at once. */
@@ -220,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mediaUrlTtlSeconds: int(env, 'MEDIA_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
     rateLimitGenerations: int(env, 'RATE_LIMIT_GENERATIONS', 60, 1),
     rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 24 * 3600),
+    rateLimitMediaImports: int(env, 'RATE_LIMIT_MEDIA_IMPORTS', 30, 1),
     generationRetryLimit: int(env, 'GENERATION_RETRY_LIMIT', 2, 0, 10),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 1, 1, 32),
     jobHeartbeatSeconds: int(env, 'JOB_HEARTBEAT_SECONDS', 30, 10, 3600),

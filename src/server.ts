@@ -81,6 +81,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       queue: jobQueue(boss),
       rateLimiters: {
         generations: createRateLimiter(rateLimitDb, 'generations', config.rateLimitGenerations, config.rateLimitWindowSeconds),
+        media_imports: createRateLimiter(rateLimitDb, 'media_imports', config.rateLimitMediaImports, config.rateLimitWindowSeconds),
         ...oauthRateLimiters(rateLimitDb, config),
       },
       fetcher: createGuardedFetcher({

@@ -6,9 +6,30 @@ import addFormats from 'ajv-formats';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { renderSkill } from './skill.ts';
 
-import type { Json, JsonObject, McpToolEntry, OperationIndex, OperationIndexEntry, ParamInfo } from '../../src/operations/operation-index.ts';
+import type {
+  Json,
+  JsonObject,
+  McpArgRoute,
+  McpOnlyToolIndexEntry,
+  McpToolEntry,
+  McpToolRow,
+  OperationIndex,
+  OperationIndexEntry,
+  ParamInfo,
+} from '../../src/operations/operation-index.ts';
 
-export type { Json, JsonObject, McpToolEntry, OperationIndex, OperationIndexEntry, ParamInfo } from '../../src/operations/operation-index.ts';
+export type {
+  IndexEntry,
+  Json,
+  JsonObject,
+  McpArgRoute,
+  McpOnlyToolIndexEntry,
+  McpToolEntry,
+  McpToolRow,
+  OperationIndex,
+  OperationIndexEntry,
+  ParamInfo,
+} from '../../src/operations/operation-index.ts';
 
 export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 export const SCHEMA_ID = 'https://media-api.local/components';
@@ -142,8 +163,10 @@ export function buildIndex(spec: JsonObject): OperationIndex {
       const tags = (op.tags ?? []) as string[];
       const tools = (op['x-mcp-tools'] ?? null) as McpToolEntry[] | null;
       if (!Array.isArray(tools)) throw new Error(`${operationId} must declare x-mcp-tools (use [] for none)`);
+      const scopes = scopesOf(op.security);
       operations.push({
         operationId,
+        transport: 'http',
         method: method.toUpperCase(),
         path: p,
         routePath: routePath(p),
@@ -153,7 +176,8 @@ export function buildIndex(spec: JsonObject): OperationIndex {
         deprecated: Boolean(op.deprecated),
         aliasOf: (op['x-alias-of'] as string | undefined) ?? null,
         rateLimit: (op['x-rate-limit'] as string | undefined) ?? null,
-        scopes: scopesOf(op.security),
+        scopes,
+        requiresPaidPlan: scopes.length > 0,
         params,
         requestBody,
         responses,
@@ -165,12 +189,70 @@ export function buildIndex(spec: JsonObject): OperationIndex {
   for (const op of operations) {
     if (op.aliasOf && !ids.has(op.aliasOf)) throw new Error(`${op.operationId} is x-alias-of unknown operation ${op.aliasOf}`);
   }
+  const mcpOnlyTools = mcpOnlyDeclarations(spec).map((tool) => mcpOnlyEntry(tool));
+  for (const tool of mcpOnlyTools) {
+    if (ids.has(tool.operationId)) throw new Error(`MCP-only tool ${tool.operationId} has the name of an operationId`);
+    ids.add(tool.operationId);
+  }
   const info = spec.info as JsonObject;
   return {
     title: String(info.title),
     version: String(info.version),
     operations,
-    mcpOnlyTools: ((spec['x-mcp-only-tools'] ?? []) as JsonObject[]).map(clone),
+    mcpOnlyTools,
+  };
+}
+
+/** The spec's `x-mcp-only-tools` declarations, as written. */
+export function mcpOnlyDeclarations(spec: JsonObject): JsonObject[] {
+  const list = spec['x-mcp-only-tools'] ?? [];
+  if (!Array.isArray(list)) throw new Error('x-mcp-only-tools must be a list');
+  return list as JsonObject[];
+}
+
+/** The component a tool schema names (`{$ref: '#/components/schemas/X'}` → X), or undefined. */
+function componentName(schema: Json | undefined): string | undefined {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema) || typeof schema.$ref !== 'string') return undefined;
+  return /^#\/components\/schemas\/([A-Za-z0-9._-]+)$/.exec(schema.$ref)?.[1];
+}
+
+/**
+ * An MCP-only tool as an entry of the operation index: the same shape as an operation, with no
+ * method or path; its arguments are its JSON body. Its input and output schemas must name
+ * components, so their types are generated (generated/mcp-only-tools.d.ts).
+ */
+function mcpOnlyEntry(tool: JsonObject): McpOnlyToolIndexEntry {
+  const name = String(tool.name ?? '');
+  if (!MCP_TOOL_NAME.test(name)) throw new Error(`MCP tool name "${name}" must match ${MCP_TOOL_NAME}`);
+  for (const key of ['inputSchema', 'outputSchema'] as const) {
+    if (!componentName(tool[key])) throw new Error(`MCP-only tool ${name}: ${key} must be a $ref to #/components/schemas (its type is generated)`);
+  }
+  const scopes = tool.scopes;
+  if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((x) => typeof x === 'string')) {
+    throw new Error(`MCP-only tool ${name} must declare its scopes (a non-empty list; any one grants access)`);
+  }
+  const rateLimit = tool['x-rate-limit'];
+  if (rateLimit !== undefined && typeof rateLimit !== 'string') throw new Error(`MCP-only tool ${name}: x-rate-limit must name a policy`);
+  const description = String(tool.description ?? '').trim();
+  return {
+    operationId: name,
+    transport: 'mcp',
+    method: null,
+    path: null,
+    routePath: null,
+    tag: typeof tool.tag === 'string' ? tool.tag : 'mcp',
+    summary: String(tool.title ?? name.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase())),
+    description,
+    deprecated: false,
+    aliasOf: null,
+    rateLimit: rateLimit ?? null,
+    scopes: [...(scopes as string[])],
+    requiresPaidPlan: tool.requiresPaidPlan !== false,
+    params: [],
+    requestBody: { required: true, contentTypes: ['application/json'], limitBytes: null },
+    responses: { '200': { contentType: 'application/json', description: 'The tool result.' } },
+    successStatus: 200,
+    mcpTools: [{ name }],
   };
 }
 
@@ -179,27 +261,6 @@ export function buildIndex(spec: JsonObject): OperationIndex {
 // operation, plus the `x-mcp-only-tools`. Schemas are self-contained JSON Schema (every $ref
 // inlined, no $schema, no OpenAPI-only keywords), as popular MCP clients require.
 // ---------------------------------------------------------------------------------------------
-
-/** Where a tool argument goes when the call is replayed as the REST operation. */
-export type McpArgRoute = 'path' | 'query' | 'body' | 'body:whole' | `header:${string}` | 'tool';
-
-export interface McpToolRow {
-  name: string;
-  title: string;
-  description: string;
-  inputSchema: JsonObject;
-  outputSchema?: JsonObject;
-  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
-  /** The REST operation the tool runs; null for MCP-only tools. */
-  operationId: string | null;
-  /** Arguments the tool always sends (removed from inputSchema). */
-  fixed: JsonObject;
-  /** Any one of these scopes grants access; empty means any valid token. */
-  scopes: string[];
-  requiresPaidPlan: boolean;
-  /** Argument name → where it goes (fixed arguments included). */
-  routes: Record<string, McpArgRoute>;
-}
 
 export const MCP_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 // JSON Schema keeps the standard formats; OpenAPI's own (int32, int64, float, double, byte,
@@ -247,7 +308,7 @@ const isObjectSchema = (s: JsonObject) => s.type === 'object' || (Array.isArray(
  * error envelope (clients such as the TypeScript SDK validate structuredContent against the
  * output schema on errors too). None when the success body is not an object.
  */
-function toolOutputSchema(spec: JsonObject, schema: Json | undefined): JsonObject | undefined {
+function toolOutputSchema(spec: JsonObject, schema: Json | undefined): McpToolRow['outputSchema'] {
   if (!schema) return undefined;
   let s = toToolSchema(spec, schema) as JsonObject;
   if (!isObjectSchema(s)) {
@@ -295,7 +356,7 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex): McpToolR
   for (const op of index.operations) {
     if (op.mcpTools.length === 0) continue;
     const raw = deref(spec, (deref(spec, paths[op.path]) as JsonObject)[op.method.toLowerCase()] as JsonObject);
-    const properties: JsonObject = {};
+    const properties: { [name: string]: JsonObject } = {};
     const required: string[] = [];
     const routes: Record<string, McpArgRoute> = {};
     const add = (name: string, schema: JsonObject, route: McpArgRoute, isRequired: boolean) => {
@@ -341,7 +402,7 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex): McpToolR
         if (!(k in routes)) throw new Error(`MCP tool ${tool.name}: fixed argument "${k}" is not a parameter or body field of ${op.operationId}`);
         delete props[k];
       }
-      const inputSchema: JsonObject = { type: 'object', properties: props };
+      const inputSchema: McpToolRow['inputSchema'] = { type: 'object', properties: props };
       const req = required.filter((r) => !(r in fixed));
       if (req.length) inputSchema.required = req;
       if (closed) inputSchema.additionalProperties = false;
@@ -363,16 +424,18 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex): McpToolR
       rows.push(row);
     }
   }
-  for (const tool of index.mcpOnlyTools) {
-    const name = String(tool.name);
-    const inputSchema = toToolSchema(spec, tool.inputSchema ?? { type: 'object', properties: {}, additionalProperties: false }) as JsonObject;
+  const declarations = new Map(mcpOnlyDeclarations(spec).map((d) => [String(d.name), d]));
+  for (const entry of index.mcpOnlyTools) {
+    const name = entry.operationId;
+    const tool = declarations.get(name)!;
+    const inputSchema = toToolSchema(spec, tool.inputSchema) as McpToolRow['inputSchema'];
     const outputSchema = toolOutputSchema(spec, tool.outputSchema);
     const readOnly = Boolean(tool.readOnly);
-    const title = String(tool.title ?? name.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase()));
+    const title = entry.summary;
     const row: McpToolRow = {
       name,
       title,
-      description: String(tool.description ?? '').trim(),
+      description: entry.description,
       inputSchema,
       ...(outputSchema ? { outputSchema } : {}),
       annotations: {
@@ -383,8 +446,8 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex): McpToolR
       } as McpToolRow['annotations'],
       operationId: null,
       fixed: {},
-      scopes: [...((tool.scopes ?? []) as string[])],
-      requiresPaidPlan: tool.requiresPaidPlan !== false,
+      scopes: [...entry.scopes],
+      requiresPaidPlan: entry.requiresPaidPlan,
       routes: Object.fromEntries(Object.keys((inputSchema.properties ?? {}) as JsonObject).map((k) => [k, 'tool' as const])),
     };
     checkToolRow(row);
@@ -523,10 +586,10 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void)
   }
   // The envelope on its own, for responses outside any operation (unknown routes).
   responses.Error = { $ref: `${SCHEMA_ID}#/$defs/Error` };
-  for (const tool of index.mcpOnlyTools) {
-    for (const key of ['inputSchema', 'outputSchema'] as const) {
-      if (tool[key]) (key === 'inputSchema' ? bodies : responses)[`mcp__${tool.name}`] = toAjvSchema(tool[key]) as JsonObject;
-    }
+  // MCP-only tools: their arguments are their body (the executor validates them with mcp__<name>).
+  for (const tool of mcpOnlyDeclarations(spec)) {
+    bodies[`mcp__${tool.name}`] = toAjvSchema(tool.inputSchema) as JsonObject;
+    responses[`mcp__${tool.name}`] = toAjvSchema(tool.outputSchema) as JsonObject;
   }
 
   const requestParams = Object.fromEntries(Object.entries(params).filter(([name]) => /__(path|query|header)$/.test(name)));
@@ -553,7 +616,23 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void)
     'response-validators.cjs': standalone(spec, responses, { useDefaults: false, coerceTypes: false }, log, 'response'),
     'response-validators.d.cts': dts(Object.keys(responses)),
     'skill.md': renderSkill(spec, index),
+    // The input and output types of the MCP-only tools, by tool name, for their handlers.
+    'mcp-only-tools.d.ts': mcpOnlyToolTypes(spec),
     // The MCP tool table the /mcp endpoint serves (src/mcp/tools.ts).
     'mcp-tools.json': `${JSON.stringify({ tools: buildMcpTools(spec, index) }, null, 2)}\n`,
   };
+}
+
+/** generated/mcp-only-tools.d.ts: each MCP-only tool's input and output as the generated component types. */
+function mcpOnlyToolTypes(spec: JsonObject): string {
+  const rows = mcpOnlyDeclarations(spec).map((tool) => {
+    const type = (key: 'inputSchema' | 'outputSchema') => `components['schemas']['${componentName(tool[key])}']`;
+    return `  ${String(tool.name)}: {\n    input: ${type('inputSchema')};\n    output: ${type('outputSchema')};\n  };\n`;
+  });
+  return (
+    `// Generated by scripts/generate.ts from spec/openapi.yaml (x-mcp-only-tools). Do not edit.\n` +
+    `import type { components } from './openapi.d.ts';\n\n` +
+    `/** The MCP-only tools by name: the types of their arguments (input) and of their result (output). */\n` +
+    `export interface McpOnlyTools {\n${rows.join('')}}\n`
+  );
 }

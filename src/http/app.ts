@@ -12,7 +12,7 @@ import { createExecutor, operationIndex, type Executor } from '../operations/exe
 import { bindHandlers } from '../operations/registry.ts';
 import { sampleFor, sampleStore } from '../media/catalog-samples.ts';
 import { registerMcp } from '../mcp/index.ts';
-import type { Handler, OperationId, Reply } from '../operations/types.ts';
+import type { AnyHandler, Reply } from '../operations/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog-data.ts';
 import { PREVIEW_PREFIX } from '../services/catalog.ts';
 import { MEDIA_PREFIX } from '../storage/index.ts';
@@ -25,7 +25,7 @@ export const API_PREFIX = '/api/v1';
 export interface BuildOptions {
   ctx: AppContext;
   /** Handlers already bound by bindHandlers(); bound here when omitted. */
-  handlers?: Map<string, Handler<OperationId>>;
+  handlers?: Map<string, AnyHandler>;
   logger?: boolean | { level: string };
 }
 

@@ -4,8 +4,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import type { Executor } from '../operations/executor.ts';
-import { createMcpOnlyExecutor } from '../operations/mcp-tools.ts';
-import { bindMcpOnlyTools } from '../operations/registry.ts';
 import { OAuthError } from '../services/oauth.ts';
 import { listenForAuthChanges, MCP_PATH } from './auth.ts';
 import { registerMcpEndpoint, sendNotAllowed } from './endpoint.ts';
@@ -13,7 +11,6 @@ import { JSON_ENDPOINTS, registerOAuth, sendOAuthError, sendPage } from './oauth
 import { errorPage } from './pages.ts';
 
 export function registerMcp(app: FastifyInstance, ctx: AppContext, executor: Executor): void {
-  const mcpOnly = createMcpOnlyExecutor(ctx, bindMcpOnlyTools());
   app.register(async (scope) => {
     scope.setErrorHandler((err: FastifyError, req, reply) => {
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
@@ -33,7 +30,7 @@ export function registerMcp(app: FastifyInstance, ctx: AppContext, executor: Exe
       return sendPage(reply, status, errorPage(status === 500 ? 'Something went wrong' : 'Request refused', status === 500 ? 'Unexpected server error; try again.' : err.message));
     });
     registerOAuth(scope, ctx);
-    registerMcpEndpoint(scope, ctx, { executor, mcpOnly, log: ctx.log });
+    registerMcpEndpoint(scope, ctx, { executor, log: ctx.log });
     // Resolved bearer tokens are forgotten as soon as any node commits a revocation (src/mcp/auth.ts).
     if (ctx.config.oauth.mcpAuthCacheSeconds > 0) {
       const unlisten = await listenForAuthChanges(ctx.sql);

@@ -1,31 +1,20 @@
 // The MCP tool table (generated/mcp-tools.json, derived from the spec by `npm run generate`) and
-// the one way a tool call runs: a REST-derived tool becomes an OperationCall for the operation
-// executor (arguments split back into path, query, header and body by the table's routes); an
-// MCP-only tool goes to its handler through the same steps. ApiErrors become tool results with
-// `isError: true` and the envelope as structured content, never protocol errors.
+// the one way a tool call runs: every tool becomes an OperationCall for the one executor. A
+// REST-derived tool calls its operation (arguments split back into path, query, header and body
+// by the table's routes); an MCP-only tool calls its own entry of the operation index (its
+// arguments are the body). ApiErrors become tool results with `isError: true` and the envelope as
+// structured content, never protocol errors.
 import { isUtf8 } from 'node:buffer';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import toolsJson from '../../generated/mcp-tools.json' with { type: 'json' };
 import type { Logger } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { operationsById, type Executor, type OperationCall } from '../operations/executor.ts';
-import type { McpOnlyExecutor } from '../operations/mcp-tools.ts';
+import { entriesById, operationsById, type Executor, type OperationCall } from '../operations/executor.ts';
+import type { McpToolRow } from '../operations/operation-index.ts';
 import type { Reply } from '../operations/types.ts';
 import type { AuthContext } from '../services/api-keys.ts';
 
-export interface McpToolRow {
-  name: string;
-  title: string;
-  description: string;
-  inputSchema: Tool['inputSchema'];
-  outputSchema?: Tool['outputSchema'];
-  annotations: NonNullable<Tool['annotations']>;
-  operationId: string | null;
-  fixed: Record<string, unknown>;
-  scopes: string[];
-  requiresPaidPlan: boolean;
-  routes: Record<string, string>;
-}
+export type { McpToolRow };
 
 export const MCP_TOOLS: McpToolRow[] = (toolsJson as unknown as { tools: McpToolRow[] }).tools;
 export const TOOLS_BY_NAME = new Map(MCP_TOOLS.map((t) => [t.name, t]));
@@ -43,9 +32,14 @@ export const LISTED_TOOLS: Tool[] = MCP_TOOLS.map((t) => ({
 /** Whether `scopes` may call the tool (any one of its scopes; none needed for public tools). */
 export const toolAllowed = (tool: McpToolRow, scopes: string[]) => tool.scopes.length === 0 || tool.scopes.some((s) => scopes.includes(s));
 
-/** Tool arguments → the REST operation's path, query, headers and body. */
+/** Tool arguments → the call of the executor: an MCP-only tool's entry, or the REST operation's path, query, headers and body. */
 export function toOperationCall(tool: McpToolRow, args: Record<string, unknown>, auth: AuthContext): OperationCall {
-  const op = operationsById.get(tool.operationId!);
+  if (tool.operationId === null) {
+    if (!entriesById.has(tool.name)) throw new Error(`MCP-only tool ${tool.name} is not in the operation index`);
+    // Validated in place (defaults filled in): a copy, so the message the client sent is left as it was.
+    return { operationId: tool.name, authorization: undefined, auth, path: {}, query: {}, headers: {}, body: { ...args }, contentType: 'application/json' };
+  }
+  const op = operationsById.get(tool.operationId);
   if (!op) throw new Error(`MCP tool ${tool.name} names unknown operation ${tool.operationId}`);
   const path: Record<string, unknown> = {};
   const query: Record<string, unknown> = {};
@@ -181,7 +175,6 @@ function sharedResult(tool: McpToolRow, value: object): CallToolResult {
 
 export interface ToolDeps {
   executor: Executor;
-  mcpOnly: McpOnlyExecutor;
   log: Logger;
 }
 
@@ -199,15 +192,12 @@ export async function runTool(
   signal?: AbortSignal,
 ): Promise<CallToolResult> {
   try {
-    if (tool.operationId) {
-      const out = await deps.executor.execute({ ...toOperationCall(tool, args, auth), signal });
-      const { value, bytes } = replyBody(out);
-      if (!bytes) return successResult(tool, value);
-      const result = sharedResult(tool, value as object);
-      if (onJson && result.structuredContent === value) onJson(value as object, bytes);
-      return result;
-    }
-    return successResult(tool, await deps.mcpOnly.execute(tool.name, args, auth, signal));
+    const out = await deps.executor.execute({ ...toOperationCall(tool, args, auth), signal });
+    const { value, bytes } = replyBody(out);
+    if (!bytes) return successResult(tool, value);
+    const result = sharedResult(tool, value as object);
+    if (onJson && result.structuredContent === value) onJson(value as object, bytes);
+    return result;
   } catch (err) {
     if (err instanceof ApiError) return errorResult(err);
     deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, tool: tool.name }, 'unhandled error in MCP tool');

@@ -4,6 +4,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { components } from '../../generated/openapi.d.ts';
 import type { Storage } from '../storage/index.ts';
 import { runFfmpeg } from './ffmpeg.ts';
 
@@ -177,14 +178,6 @@ export function ensureSoundEffect(storage: Storage, id: string): Promise<string>
   return p;
 }
 
-export interface SoundEffectListing {
-  id: string;
-  name: string;
-  category: string;
-  duration_seconds: number;
-  tags: string[];
-  preview_url: string;
-}
 
 /**
  * The library, optionally filtered: `query` matches words of the id, name, category and tags
@@ -194,7 +187,7 @@ export interface SoundEffectListing {
 export async function listSoundEffects(
   storage: Storage,
   opts: { query?: string; category?: string; limit?: number } = {},
-): Promise<SoundEffectListing[]> {
+): Promise<components['schemas']['SoundEffect'][]> {
   const words = (opts.query ?? '').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
   const matches = SOUND_EFFECTS.filter((s) => {
     if (opts.category && s.category !== opts.category) return false;

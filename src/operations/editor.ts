@@ -1,9 +1,11 @@
 // Editor projects, the editor media library, timeline edits and exports; plus GET /videos/{id}
-// (the shared integer id space of faceless and editor videos).
+// (the shared integer id space of faceless and editor videos) and the editor's MCP-only tools
+// (the sound effect library, media imported from a URL).
+import { listSoundEffects } from '../media/sound-effects.ts';
 import { listEditorMedia } from '../services/editor/media.ts';
 import { cancelExport, getExport, queueExport as queueExportOf } from '../services/editor/exports.ts';
 import { addEditorMedia, applyEditorEdits, createEditorVideo, getEditorVideo, getVideoStatus, listEditorVideos } from '../services/editor/projects.ts';
-import { uploadJson, uploadMultipart } from '../services/editor/uploads.ts';
+import { importEditorMediaFromUrl, uploadJson, uploadMultipart } from '../services/editor/uploads.ts';
 import { MultipartBody } from './multipart.ts';
 import { defineHandlers } from './types.ts';
 
@@ -23,4 +25,6 @@ export const handlers = defineHandlers({
   getEditorVideoExport: ({ ctx, auth, path }) => getExport(ctx, auth.orgId, path.id, path.export_id),
   cancelEditorVideoExport: ({ ctx, auth, path }) => cancelExport(ctx, auth.orgId, path.id, path.export_id),
   getVideo: ({ ctx, auth, path }) => getVideoStatus(ctx, auth.orgId, path.id),
+  list_editor_sound_effects: async ({ ctx, body }) => ({ object: 'list', data: await listSoundEffects(ctx.storage, body) }),
+  upload_editor_media_from_url: ({ ctx, auth, body, signal }) => importEditorMediaFromUrl(ctx, auth.orgId, body, signal),
 });

@@ -1,23 +1,31 @@
-// The operation executor: the one path every call takes, whether it came over REST or MCP.
-// authenticate → scope → plan → validate parameters and body (generated AJV validators)
-// → handler. Errors are thrown as ApiError; the adapters render them.
+// The operation executor: the one path every call takes, whether it came over REST or MCP, for
+// REST operations and MCP-only tools alike (both are entries of the generated operation index):
+// authenticate → scope → plan → rate limit → validate parameters and body (generated AJV
+// validators; an MCP-only tool's arguments with its `mcp__<name>` validator) → handler.
+// Errors are thrown as ApiError; the adapters render them.
 import type { ErrorObject } from 'ajv';
 import indexJson from '../../generated/operations.json' with { type: 'json' };
 import type { AppContext } from '../context.ts';
 import { ApiError, badRequest, type FieldError } from '../errors.ts';
 import { authenticate, type AuthContext } from '../services/api-keys.ts';
-import type { OperationIndex, OperationIndexEntry } from './operation-index.ts';
-import { Reply, type Handler, type OperationId } from './types.ts';
+import { bodyValidatorName, type IndexEntry, type OperationIndex, type OperationIndexEntry } from './operation-index.ts';
+import { Reply, type AnyHandler } from './types.ts';
 import { MAX_FIELD_ERRORS, validate } from './validate.ts';
 
 export type { ParamInfo } from './operation-index.ts';
+/** A REST operation of the index. */
 export type OperationInfo = OperationIndexEntry;
 
 export const operationIndex = indexJson as unknown as OperationIndex;
 
+/** The REST operations by operationId. */
 export const operationsById = new Map(operationIndex.operations.map((o) => [o.operationId, o]));
 
+/** Everything the executor runs, by operationId or MCP-only tool name. */
+export const entriesById = new Map<string, IndexEntry>([...operationIndex.operations, ...operationIndex.mcpOnlyTools].map((o) => [o.operationId, o]));
+
 export interface OperationCall {
+  /** The operationId, or the name of an MCP-only tool (its arguments are the JSON body). */
   operationId: string;
   authorization: string | undefined;
   path: Record<string, unknown>;
@@ -102,7 +110,7 @@ function check(kind: 'body' | 'params', name: string, where: string, data: unkno
   return firstOnly;
 }
 
-export function requireScope(op: OperationInfo, auth: AuthContext): void {
+export function requireScope(op: Pick<IndexEntry, 'operationId' | 'scopes'>, auth: AuthContext): void {
   if (op.scopes.some((s) => auth.scopes.includes(s))) return;
   throw new ApiError(
     'forbidden',
@@ -121,10 +129,14 @@ export interface Executor {
   execute(call: OperationCall): Promise<Reply>;
 }
 
-export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<OperationId>>): Executor {
+export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler>): Executor {
+  // Every policy the contract names has its limiter, or the server does not start.
+  for (const entry of entriesById.values()) {
+    if (entry.rateLimit && !ctx.rateLimiters[entry.rateLimit]) throw new Error(`No rate limiter configured for policy ${entry.rateLimit} (x-rate-limit of ${entry.operationId})`);
+  }
   return {
     async execute(call) {
-      const op = operationsById.get(call.operationId);
+      const op = entriesById.get(call.operationId);
       const handler = handlers.get(call.operationId);
       if (!op || !handler) throw new ApiError('not_found', `Unknown operation ${call.operationId}`);
 
@@ -132,7 +144,7 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<Op
       if (op.scopes.length > 0) {
         auth = call.auth ?? (await authenticate(ctx.db, call.authorization));
         requireScope(op, auth);
-        requirePaidPlan(auth);
+        if (op.requiresPaidPlan) requirePaidPlan(auth);
       }
 
       // Rate-limited operations count every authenticated call and report the quota on every
@@ -144,9 +156,10 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<Op
         const decision = await limiter.consume(auth.orgId);
         limitHeaders = decision.headers;
         if (!decision.allowed) {
+          const sameKey = op.params.some((p) => p.name === 'idempotency-key') ? ' with the same idempotency key' : '';
           throw new ApiError(
             'rate_limited',
-            `Too many ${op.rateLimit} requests for this workspace; retry in ${decision.retryAfterSeconds} s with the same idempotency key`,
+            `Too many ${op.rateLimit} requests for this workspace; retry in ${decision.retryAfterSeconds} s${sameKey}`,
             { retry_after_seconds: decision.retryAfterSeconds },
             limitHeaders,
           );
@@ -168,7 +181,7 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<Op
     },
   };
 
-  async function validateAndRun(op: OperationInfo, handler: Handler<OperationId>, call: OperationCall, auth: AuthContext | null): Promise<Reply> {
+  async function validateAndRun(op: IndexEntry, handler: AnyHandler, call: OperationCall, auth: AuthContext | null): Promise<Reply> {
     const errors: FieldError[] = [];
     const input: Record<string, unknown> = {};
     let firstOnly = false;
@@ -179,10 +192,12 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<Op
     }
 
     const body = call.body;
+    // An MCP-only tool's body is its arguments, and its errors name them so.
+    const bodyField = op.transport === 'mcp' ? 'arguments' : 'body';
     if (op.requestBody) {
       const absent = body === undefined || body === null;
       if (absent && call.contentType === undefined) {
-        if (op.requestBody.required) errors.push({ field: 'body', message: `is required (${op.requestBody.contentTypes.join(' or ')})` });
+        if (op.requestBody.required) errors.push({ field: bodyField, message: `is required (${op.requestBody.contentTypes.join(' or ')})` });
       } else if (call.contentType !== undefined && !op.requestBody.contentTypes.includes(call.contentType)) {
         throw new ApiError('unsupported_media_type', `Content-Type ${call.contentType} is not accepted here; send ${op.requestBody.contentTypes.join(' or ')}`, {
           content_type: call.contentType,
@@ -190,12 +205,12 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<Op
         });
       } else if (call.contentType === 'application/json' || call.contentType === undefined) {
         // Validated in place: the body was parsed for this call alone; defaults are filled in.
-        firstOnly = check('body', op.operationId, 'body', body, errors) || firstOnly;
+        firstOnly = check('body', bodyValidatorName(op), bodyField, body, errors) || firstOnly;
       }
     }
     if (errors.length) throw invalid(errors, firstOnly);
 
-    const result = await handler({
+    const result = await (handler as (input: unknown) => unknown)({
       path: input.path,
       query: input.query,
       headers: input.header,
@@ -204,7 +219,7 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, Handler<Op
       ctx,
       operationId: op.operationId,
       signal: call.signal,
-    } as never);
+    });
     return result instanceof Reply ? result : new Reply({ status: op.successStatus, body: result });
   }
 }

@@ -9,9 +9,10 @@ export const PENDING_OPERATIONS: ReadonlySet<string> = new Set([
   'createFacelessVideo',
 ]);
 
-// MCP-only tools (spec: x-mcp-only-tools) whose capability lands in a later issue: they check
-// scope, plan and arguments like any other tool, then answer `not_implemented` (isError). The
-// binder refuses boot when this list, the handlers in mcp-tools.ts and the spec disagree.
+// MCP-only tools (spec: x-mcp-only-tools) whose capability lands in a later issue: they run
+// through the executor like any operation (scope, plan, rate limit, arguments), then answer
+// `not_implemented` (isError). The binder refuses boot when this list, the handler modules and
+// the spec disagree.
 export const PENDING_MCP_TOOLS: ReadonlySet<string> = new Set([
   // Social publishing
   'list_social_accounts',

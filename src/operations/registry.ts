@@ -1,22 +1,25 @@
-// The binder: one handler per operationId, checked in both directions at boot.
+// The binder: one handler per entry of the operation index (every operationId and every
+// MCP-only tool), checked in both directions at boot.
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { operationIndex } from './executor.ts';
-import { MCP_ONLY_HANDLERS, MCP_ONLY_TOOLS, type McpToolHandler } from './mcp-tools.ts';
 import { PENDING_MCP_TOOLS, PENDING_OPERATIONS } from './pending.ts';
-import type { Handler, HandlerMap, OperationId } from './types.ts';
+import type { AnyHandler, HandlerMap } from './types.ts';
 import { handlers as assets } from './assets.ts';
 import { handlers as catalog } from './catalog.ts';
 import { handlers as editor } from './editor.ts';
 import { handlers as generations } from './generations.ts';
 import { handlers as meta } from './meta.ts';
 import { handlers as references } from './references.ts';
+import { handlers as workspace } from './workspace.ts';
 
-/** Every handler module, one per spec tag. */
-export const HANDLER_MODULES: Record<string, HandlerMap> = { assets, catalog, editor, generations, meta, references };
+/** Every handler module, one per domain (operations and MCP-only tools alike). */
+export const HANDLER_MODULES: Record<string, HandlerMap> = { assets, catalog, editor, generations, meta, references, workspace };
 
-interface OperationLike {
+interface EntryLike {
   operationId: string;
+  /** 'mcp' for an MCP-only tool; operations may leave it out. */
+  transport?: 'http' | 'mcp';
   aliasOf: string | null;
   responses: Record<string, unknown>;
 }
@@ -26,81 +29,60 @@ export class BindError extends Error {
 }
 
 /**
- * Binds handlers to the spec's operations. Refuses (throws BindError naming them) when an
- * operation has no handler, a handler has no operation, a handler is bound twice, or the
- * pending list and the spec's 501 responses disagree.
+ * Binds handlers to the spec's operations and MCP-only tools. Refuses (throws BindError naming
+ * them) when an operation or MCP-only tool has no handler, a handler has no entry, a handler is
+ * bound twice, or a pending list and the spec disagree (a pending operation declares its 501).
+ * Pending entries are bound to a handler answering 501 `not_implemented`.
  */
 export function bindHandlers(
   modules: Record<string, HandlerMap> = HANDLER_MODULES,
-  operations: OperationLike[] = operationIndex.operations,
+  operations: EntryLike[] = operationIndex.operations,
   pending: ReadonlySet<string> = PENDING_OPERATIONS,
-): Map<string, Handler<OperationId>> {
+  tools: EntryLike[] = operationIndex.mcpOnlyTools,
+  pendingTools: ReadonlySet<string> = PENDING_MCP_TOOLS,
+): Map<string, AnyHandler> {
   const problems: string[] = [];
-  const provided = new Map<string, Handler<OperationId>>();
+  const provided = new Map<string, AnyHandler>();
   for (const [module, map] of Object.entries(modules)) {
     for (const [id, fn] of Object.entries(map)) {
       if (provided.has(id)) problems.push(`handler ${id} is exported by more than one module (again in ${module})`);
-      provided.set(id, fn as Handler<OperationId>);
+      provided.set(id, fn as AnyHandler);
     }
   }
-  const ids = new Set(operations.map((o) => o.operationId));
-  const bound = new Map<string, Handler<OperationId>>();
-  const notImplemented = (id: string): Handler<OperationId> => () => {
-    throw new ApiError('not_implemented', `${id} is part of the contract but not available on this server yet`, { operation_id: id });
-  };
-  for (const op of operations) {
-    const target = op.aliasOf ?? op.operationId;
-    const declares501 = '501' in op.responses;
-    if (pending.has(op.operationId)) {
-      if (provided.has(op.operationId)) problems.push(`operation ${op.operationId} has a handler but is still listed as pending`);
-      if (!declares501) problems.push(`pending operation ${op.operationId} does not declare its 501 response in the spec`);
-      bound.set(op.operationId, notImplemented(op.operationId));
+  const entries = [...operations, ...tools.map((t) => ({ ...t, transport: 'mcp' as const }))];
+  const opIds = new Set(operations.map((o) => o.operationId));
+  const toolIds = new Set(tools.map((o) => o.operationId));
+  const bound = new Map<string, AnyHandler>();
+  for (const op of entries) {
+    const tool = op.transport === 'mcp';
+    const what = tool ? `MCP-only tool ${op.operationId}` : `operation ${op.operationId}`;
+    const declares501 = !tool && '501' in op.responses;
+    if ((tool ? pendingTools : pending).has(op.operationId)) {
+      if (provided.has(op.operationId)) problems.push(`${what} has a handler but is still listed as pending`);
+      if (!tool && !declares501) problems.push(`pending operation ${op.operationId} does not declare its 501 response in the spec`);
+      bound.set(op.operationId, notImplemented(op.operationId, tool));
       continue;
     }
     if (declares501) problems.push(`operation ${op.operationId} declares 501 in the spec but is not pending`);
+    const target = op.aliasOf ?? op.operationId;
     const fn = provided.get(target);
-    if (!fn) problems.push(`operation ${op.operationId} has no handler${op.aliasOf ? ` (alias of ${op.aliasOf})` : ''}`);
+    if (!fn) problems.push(`${what} has no handler${op.aliasOf ? ` (alias of ${op.aliasOf})` : ''}`);
     else bound.set(op.operationId, fn);
   }
-  for (const id of provided.keys()) if (!ids.has(id)) problems.push(`handler ${id} has no operation in spec/openapi.yaml`);
-  for (const id of pending) if (!ids.has(id)) problems.push(`pending operation ${id} is not in spec/openapi.yaml`);
-  problems.push(...checkMcpOnlyTools().problems);
+  for (const id of provided.keys()) if (!opIds.has(id) && !toolIds.has(id)) problems.push(`handler ${id} has no operation or MCP-only tool in spec/openapi.yaml`);
+  for (const id of pending) if (!opIds.has(id)) problems.push(`pending operation ${id} is not in spec/openapi.yaml`);
+  for (const id of pendingTools) if (!toolIds.has(id)) problems.push(`pending MCP-only tool ${id} is not in spec/openapi.yaml (x-mcp-only-tools)`);
   if (problems.length) {
     throw new BindError(`Refusing to start: the handlers and the contract disagree:\n  - ${problems.join('\n  - ')}`);
   }
   return bound;
 }
 
-type McpOnlyHandler = McpToolHandler<never, object>;
-
-/** The MCP-only tools of the spec against their handlers and the pending list, both ways. */
-export function checkMcpOnlyTools(
-  handlers: Record<string, McpOnlyHandler> = MCP_ONLY_HANDLERS,
-  tools: readonly string[] = MCP_ONLY_TOOLS.map((t) => t.name),
-  pending: ReadonlySet<string> = PENDING_MCP_TOOLS,
-): { problems: string[]; bound: Map<string, McpOnlyHandler> } {
-  const problems: string[] = [];
-  const bound = new Map<string, McpOnlyHandler>();
-  const declared = new Set(tools);
-  for (const name of tools) {
-    if (pending.has(name)) {
-      if (name in handlers) problems.push(`MCP-only tool ${name} has a handler but is still listed as pending`);
-      bound.set(name, () => {
-        throw new ApiError('not_implemented', `${name} is part of the contract but not available on this server yet`, { tool: name });
-      });
-    } else if (name in handlers) bound.set(name, handlers[name]);
-    else problems.push(`MCP-only tool ${name} has no handler`);
-  }
-  for (const name of Object.keys(handlers)) if (!declared.has(name)) problems.push(`MCP tool handler ${name} has no tool in spec/openapi.yaml (x-mcp-only-tools)`);
-  for (const name of pending) if (!declared.has(name)) problems.push(`pending MCP-only tool ${name} is not in spec/openapi.yaml (x-mcp-only-tools)`);
-  return { problems, bound };
-}
-
-/** Binds the MCP-only tools (checked at boot by bindHandlers too); throws BindError on disagreement. */
-export function bindMcpOnlyTools(...args: Parameters<typeof checkMcpOnlyTools>): Map<string, McpOnlyHandler> {
-  const { problems, bound } = checkMcpOnlyTools(...args);
-  if (problems.length) throw new BindError(`Refusing to start: the MCP-only tools and the contract disagree:\n  - ${problems.join('\n  - ')}`);
-  return bound;
+/** The handler of an entry whose capability lands later: it authenticates and validates, then answers 501. */
+function notImplemented(id: string, tool: boolean): AnyHandler {
+  return () => {
+    throw new ApiError('not_implemented', `${id} is part of the contract but not available on this server yet`, tool ? { tool: id } : { operation_id: id });
+  };
 }
 
 export type { AppContext };

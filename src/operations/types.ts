@@ -1,6 +1,8 @@
-// Handler typing, from openapi-typescript's `operations`. A handler gets validated, typed
-// input and an auth context, and returns the operation's success body (or a Reply for a
-// different status, headers or a pre-serialised body). It never sees request or reply.
+// Handler typing, from openapi-typescript's `operations` (and, for the MCP-only tools, the
+// generated McpOnlyTools). A handler gets validated, typed input and an auth context, and returns
+// the operation's success body (or a Reply for a different status, headers or a pre-serialised
+// body). It never sees request or reply.
+import type { McpOnlyTools } from '../../generated/mcp-only-tools.d.ts';
 import type { operations } from '../../generated/openapi.d.ts';
 import type { AppContext } from '../context.ts';
 import type { AuthContext } from '../services/api-keys.ts';
@@ -61,7 +63,26 @@ export class Reply {
 
 export type Handler<O extends OperationId> = (input: HandlerInput<O>) => Promise<SuccessBody<O> | Reply> | SuccessBody<O> | Reply;
 
-export type HandlerMap = { [O in OperationId]?: Handler<O> };
+/** The name of an MCP-only tool (spec `x-mcp-only-tools`). */
+export type ToolName = keyof McpOnlyTools;
+
+/** What an MCP-only tool's handler gets: its validated arguments as `body`, as an operation gets its JSON body. */
+export interface ToolHandlerInput<N extends ToolName> {
+  body: McpOnlyTools[N]['input'];
+  auth: AuthContext;
+  ctx: AppContext;
+  operationId: N;
+  /** Aborted when the MCP client went away. */
+  signal?: AbortSignal;
+}
+
+export type ToolHandler<N extends ToolName> = (input: ToolHandlerInput<N>) => Promise<McpOnlyTools[N]['output']> | McpOnlyTools[N]['output'];
+
+/** Handlers by operationId or MCP-only tool name (the two never share a name: the generator refuses it). */
+export type HandlerMap = { [O in OperationId]?: Handler<O> } & { [N in ToolName]?: ToolHandler<N> };
+
+/** What the executor calls: any bound handler, operation or MCP-only tool. */
+export type AnyHandler = (input: never) => unknown;
 
 /** Helper so a handler module gets per-operation typing: `export const handlers = defineHandlers({...})`. */
-export const defineHandlers = <M extends HandlerMap>(m: M & { [K in Exclude<keyof M, OperationId>]: never }): M => m;
+export const defineHandlers = <M extends HandlerMap>(m: M & { [K in Exclude<keyof M, OperationId | ToolName>]: never }): M => m;

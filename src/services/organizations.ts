@@ -1,7 +1,11 @@
-// Workspaces (organizations): plan and credit balance. Used by the admin CLI and first-run demo.
+// Workspaces (organizations): plan and credit balance. Used by the admin CLI, the first-run demo
+// and the MCP tool get_workspace.
 import { count, eq } from 'drizzle-orm';
+import type { components } from '../../generated/openapi.d.ts';
 import type { Db } from '../db/client.ts';
 import { organizations } from '../db/schema/index.ts';
+import { ApiError } from '../errors.ts';
+import { SCOPES, type AuthContext, type Scope } from './api-keys.ts';
 import { applyCreditChange } from './credits.ts';
 
 export type Plan = 'paid' | 'none';
@@ -37,6 +41,21 @@ export async function createOrganization(db: Db, opts: { name: string; plan?: Pl
 export async function getOrganization(db: Db, id: string): Promise<Organization | undefined> {
   const [org] = await db.select().from(organizations).where(eq(organizations.id, id));
   return org ? view(org) : undefined;
+}
+
+const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);
+
+/** The caller's workspace as get_workspace answers it: organization, plan, credits and the caller's scopes. */
+export async function getWorkspace(db: Db, auth: AuthContext): Promise<components['schemas']['Workspace']> {
+  const org = await getOrganization(db, auth.orgId);
+  if (!org) throw new ApiError('not_found', 'The workspace of this token no longer exists', { id: auth.orgId });
+  return {
+    object: 'workspace',
+    organization: { id: org.id, name: org.name },
+    plan: org.plan,
+    credits: org.credits,
+    scopes: auth.scopes.filter(isScope),
+  };
 }
 
 export async function setPlan(db: Db, id: string, plan: Plan): Promise<Organization | undefined> {

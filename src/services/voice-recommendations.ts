@@ -3,6 +3,18 @@
 // score (locale match, the language detected from the script when none is given) and a style
 // score (the style's words against each voice's style tags, summary, gender and age), each
 // voice with a score from 0 to 1 and a one-line reason.
+import type { components } from '../../generated/openapi.d.ts';
+import type { AppContext } from '../context.ts';
+import { workspaceAssets } from './assets.ts';
+
+type Schemas = components['schemas'];
+
+/** recommend_voice: the workspace's voices ranked for the arguments, best first (at most `limit`, default 5). */
+export async function recommendVoices(ctx: AppContext, orgId: string, args: Schemas['RecommendVoiceInput']): Promise<Schemas['VoiceRecommendations']> {
+  const { voices } = await workspaceAssets(ctx.db, orgId, ctx.config.publicBaseUrl);
+  const ranked = rankVoices(voices, { script: args.script, language: args.language, style: args.style });
+  return { object: 'voice_recommendations', data: ranked.slice(0, args.limit ?? 5) };
+}
 
 export interface VoiceLike {
   id: string;

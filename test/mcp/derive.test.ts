@@ -10,7 +10,8 @@ import t from 'tap';
 import { parse, stringify } from 'yaml';
 import { buildIndex, buildMcpTools, toToolSchema, type JsonObject } from '../../scripts/lib/codegen.ts';
 import { connect as connectDb } from '../../src/db/client.ts';
-import { checkMcpOnlyTools } from '../../src/operations/registry.ts';
+import { operationIndex } from '../../src/operations/executor.ts';
+import { bindHandlers, HANDLER_MODULES } from '../../src/operations/registry.ts';
 import { createApiKey } from '../../src/services/api-keys.ts';
 import { createOrganization } from '../../src/services/organizations.ts';
 import { createTestDatabase } from '../helpers/db.ts';
@@ -119,14 +120,19 @@ t.test('the generator refuses tool tables clients would reject', async (t) => {
   t.ok(build(realSpec).length >= 25);
 });
 
-t.test('the binder checks the MCP-only tools both ways', async (t) => {
+t.test('the binder checks the MCP-only tools both ways, with the operations', async (t) => {
   const h = () => ({});
-  const tools = ['get_workspace', 'recommend_voice', 'list_social_accounts'];
+  const entry = (name: string) => ({ operationId: name, aliasOf: null, responses: {} });
+  const tools = ['get_workspace', 'recommend_voice', 'list_social_accounts'].map(entry);
   const pending = new Set(['list_social_accounts']);
-  t.same(checkMcpOnlyTools({ get_workspace: h, recommend_voice: h }, tools, pending).problems, []);
-  t.match(checkMcpOnlyTools({ get_workspace: h }, tools, pending).problems, ['MCP-only tool recommend_voice has no handler']);
-  t.match(checkMcpOnlyTools({ get_workspace: h, recommend_voice: h, frobnicate: h }, tools, pending).problems, [/handler frobnicate has no tool/]);
-  t.match(checkMcpOnlyTools({ get_workspace: h, recommend_voice: h, list_social_accounts: h }, tools, pending).problems, [/list_social_accounts has a handler but is still listed as pending/]);
-  t.match(checkMcpOnlyTools({ get_workspace: h, recommend_voice: h }, tools, new Set([...pending, 'gone'])).problems, [/pending MCP-only tool gone is not in spec/]);
-  t.same(checkMcpOnlyTools().problems, [], 'the real handlers, pending list and spec agree');
+  const bind = (handlers: Record<string, unknown>, pendingTools: ReadonlySet<string> = pending) => () =>
+    bindHandlers({ tools: handlers } as never, [], new Set(), tools, pendingTools);
+  t.same([...bind({ get_workspace: h, recommend_voice: h })().keys()], ['get_workspace', 'recommend_voice', 'list_social_accounts']);
+  t.throws(bind({ get_workspace: h }), /MCP-only tool recommend_voice has no handler/);
+  t.throws(bind({ get_workspace: h, recommend_voice: h, frobnicate: h }), /handler frobnicate has no operation or MCP-only tool/);
+  t.throws(bind({ get_workspace: h, recommend_voice: h, list_social_accounts: h }), /MCP-only tool list_social_accounts has a handler but is still listed as pending/);
+  t.throws(bind({ get_workspace: h, recommend_voice: h }, new Set([...pending, 'gone'])), /pending MCP-only tool gone is not in spec/);
+  const bound = bindHandlers();
+  t.same([...bound.keys()].sort(), [...operationIndex.operations, ...operationIndex.mcpOnlyTools].map((o) => o.operationId).sort(), 'the real handlers, pending lists and spec agree');
+  t.ok(Object.values(HANDLER_MODULES).some((m) => 'get_workspace' in m), 'MCP-only tools are handled by the per-domain handler modules');
 });

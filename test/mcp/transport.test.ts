@@ -345,7 +345,6 @@ t.test('pre-serialised replies: parsed once per content, never answered from an 
   let body: Buffer | string = Buffer.from(JSON.stringify({ object: 'catalog', static_ads: [{ slug: 'aaa' }] }));
   const deps = {
     executor: { execute: async () => new Reply({ body, raw: true }) },
-    mcpOnly: { execute: async () => ({}) },
     log: { info() {}, warn() {}, error() {}, debug() {} },
   } as unknown as ToolDeps;
   const tool = TOOLS_BY_NAME.get('list_generation_catalog')!;

@@ -1,14 +1,36 @@
-// The binder refuses to boot when handlers and the contract disagree, in either direction.
+// The binder refuses to boot when handlers and the contract disagree, in either direction, for
+// operations and MCP-only tools alike (both are entries of the operation index).
 import t from 'tap';
 import { bindHandlers, BindError, HANDLER_MODULES } from '../../src/operations/registry.ts';
 import { operationIndex } from '../../src/operations/executor.ts';
-import { PENDING_OPERATIONS } from '../../src/operations/pending.ts';
+import { PENDING_MCP_TOOLS, PENDING_OPERATIONS } from '../../src/operations/pending.ts';
 
 const ops = operationIndex.operations;
+const tools = operationIndex.mcpOnlyTools;
 
-t.test('the real handlers bind every operation of the spec', async (t) => {
+t.test('the real handlers bind every operation and every MCP-only tool of the spec', async (t) => {
   const bound = bindHandlers();
-  t.same([...bound.keys()].sort(), ops.map((o) => o.operationId).sort());
+  t.same([...bound.keys()].sort(), [...ops, ...tools].map((o) => o.operationId).sort());
+  t.ok(tools.length >= 6 && tools.every((x) => x.transport === 'mcp' && x.method === null), 'MCP-only tools are index entries with no method');
+});
+
+t.test('an MCP-only tool without a handler refuses boot, naming it', async (t) => {
+  const withoutVoices = Object.fromEntries(Object.entries(HANDLER_MODULES).map(([k, m]) => [k, Object.fromEntries(Object.entries(m).filter(([id]) => id !== 'recommend_voice'))]));
+  let caught: unknown;
+  try {
+    bindHandlers(withoutVoices as never);
+  } catch (err) {
+    caught = err;
+  }
+  t.ok(caught instanceof BindError, 'a BindError');
+  t.throws(() => bindHandlers(withoutVoices as never), /MCP-only tool recommend_voice has no handler/);
+  const extra = [...tools, { operationId: 'frobnicate_widgets', aliasOf: null, responses: {} }];
+  t.throws(() => bindHandlers(HANDLER_MODULES, ops, PENDING_OPERATIONS, extra), /MCP-only tool frobnicate_widgets has no handler/);
+  // A pending tool is bound (to not_implemented) without a handler; one with a handler is refused.
+  const victim = [...PENDING_MCP_TOOLS][0];
+  t.throws(() => bindHandlers(HANDLER_MODULES, ops, PENDING_OPERATIONS, tools, new Set()), new RegExp(`MCP-only tool ${victim} has no handler`));
+  const modules = { ...HANDLER_MODULES, stray: { [victim]: () => ({}) } } as never;
+  t.throws(() => bindHandlers(modules), new RegExp(`MCP-only tool ${victim} has a handler but is still listed as pending`));
 });
 
 t.test('an operation without a handler refuses boot, naming it', async (t) => {
@@ -70,4 +92,34 @@ t.test('the server refuses to start when the spec gains an operation nobody hand
   t.equal(r.status, 78, 'exit code 78 (configuration error), before touching the database');
   t.match(r.stderr, /Refusing to start: the handlers and the contract disagree/);
   t.match(r.stderr, /operation frobnicateWidgets has no handler/);
+});
+
+t.test('the server refuses to start when the spec gains an MCP-only tool nobody handles', async (t) => {
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const { spawnSync } = await import('node:child_process');
+  const { parse, stringify } = await import('yaml');
+  const root = new URL('../..', import.meta.url).pathname;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-bind-tool-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  for (const d of ['src', 'spec', 'scripts', 'generated']) fs.cpSync(path.join(root, d), path.join(dir, d), { recursive: true });
+  fs.copyFileSync(path.join(root, 'package.json'), path.join(dir, 'package.json'));
+  fs.symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
+  const spec = parse(fs.readFileSync(path.join(dir, 'spec/openapi.yaml'), 'utf8'));
+  const getWorkspace = spec['x-mcp-only-tools'].find((x: { name: string }) => x.name === 'get_workspace');
+  spec['x-mcp-only-tools'].push({ ...structuredClone(getWorkspace), name: 'frobnicate_widgets', description: 'A tool added to the spec in a test, with no handler.' });
+  fs.writeFileSync(path.join(dir, 'spec/openapi.yaml'), stringify(spec));
+  const gen = spawnSync(process.execPath, ['scripts/generate.ts'], { cwd: dir, encoding: 'utf8' });
+  t.equal(gen.status, 0, gen.stderr);
+  t.ok(JSON.parse(fs.readFileSync(path.join(dir, 'generated/operations.json'), 'utf8')).mcpOnlyTools.some((x: { operationId: string }) => x.operationId === 'frobnicate_widgets'), 'the tool is an entry of the index');
+  const r = spawnSync(process.execPath, ['src/main.ts'], {
+    cwd: dir,
+    env: { ...process.env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', PORT: '0' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  t.equal(r.status, 78, 'exit code 78 (configuration error), before touching the database');
+  t.match(r.stderr, /Refusing to start: the handlers and the contract disagree/);
+  t.match(r.stderr, /MCP-only tool frobnicate_widgets has no handler/);
 });

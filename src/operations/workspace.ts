@@ -1,0 +1,7 @@
+// The caller's workspace (MCP-only tool get_workspace): organization, plan, credits and scopes.
+import { getWorkspace } from '../services/organizations.ts';
+import { defineHandlers } from './types.ts';
+
+export const handlers = defineHandlers({
+  get_workspace: ({ ctx, auth }) => getWorkspace(ctx.db, auth),
+});
