@@ -2,7 +2,7 @@
 import { count, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { organizations } from '../db/schema/index.ts';
-import { applyCreditChange } from './credits.ts';
+import { applyCreditChange } from './billing/credits.ts';
 
 export type Plan = 'paid' | 'none';
 
