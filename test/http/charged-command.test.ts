@@ -173,6 +173,25 @@ t.test('concurrent requests with one key (header or body field) charge exactly o
   t.equal((await state(ws.orgId)).credits, 5000 - 6 * staticCredits, 'one more charge only');
 });
 
+t.test('simultaneous replays of a completed request are all answered, none told it is in flight', async (t) => {
+  const ws = await app.workspace({ credits: 1000, scopes: WRITE });
+  const body = { type: 'static_ad', template_slug: STATIC.slug, prompt: 'Done once' };
+  const first = await gen(app, ws.key, body, 'replayed-often');
+  t.equal(first.status, 200);
+  const before = await state(ws.orgId);
+  const replays = await Promise.all(Array.from({ length: 24 }, (_, i) => gen(i % 2 ? strict : app, ws.key, body, 'replayed-often')));
+  t.same(
+    replays.map((r) => [r.status, r.body.idempotent_replay]),
+    replays.map(() => [200, true]),
+    'every one is the replay',
+  );
+  for (const r of replays) t.same(r.body.generations, first.body.generations);
+  // A different body under that key, at the same moment, is still refused.
+  const wrong = await Promise.all(Array.from({ length: 6 }, () => gen(app, ws.key, { ...body, prompt: 'Other' }, 'replayed-often')));
+  t.same(wrong.map((r) => r.body.error?.code), wrong.map(() => 'idempotency_conflict'));
+  t.same(await state(ws.orgId), before, 'nothing charged');
+});
+
 t.test('the same key with a different body is 409 and charges nothing', async (t) => {
   const ws = await app.workspace({ credits: 1000, scopes: WRITE });
   const body = { type: 'static_ad', template_slug: STATIC.slug, prompt: 'Original' };

@@ -4,7 +4,8 @@
 // by a retry with the same key. Records expire 24 hours after creation.
 //
 // Everything happens inside the request's own transaction: a transaction-scoped advisory lock on
-// the key marks it in flight (a concurrent request that cannot take it gets 409 at once), and
+// the key marks it in flight (a concurrent request that cannot take it gets 409 at once, unless
+// the request it repeats is completed: replays never wait for one another), and
 // the record is written in the same transaction as the work, so a failure leaves no trace and
 // the key can simply be used again.
 import { createHash } from 'node:crypto';
@@ -54,7 +55,17 @@ export async function claimIdempotent(tx: Tx, k: IdemKey, print: string): Promis
   const [{ locked }] = (await tx.execute(sql`select pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 727)) as locked`)) as unknown as {
     locked: boolean;
   }[];
-  if (!locked) throw conflict(k, 'A request with this idempotency key is still being processed; retry after it finishes');
+  if (!locked) {
+    // Another transaction holds the key: a replay of a completed request (the record is committed
+    // and no longer changes) is answered all the same; otherwise the key is in flight.
+    const [done] = await tx
+      .select({ fingerprint: idempotencyKeys.fingerprint, response: idempotencyKeys.response })
+      .from(idempotencyKeys)
+      .where(and(where(k), eq(idempotencyKeys.state, 'completed'), gt(idempotencyKeys.expiresAt, new Date())));
+    if (done?.fingerprint === print) return { kind: 'replay', response: done.response };
+    if (done) throw conflict(k, 'This idempotency key was already used with a different request; use a new key for a different request');
+    throw conflict(k, 'A request with this idempotency key is still being processed; retry after it finishes');
+  }
   const [row] = await tx
     .select()
     .from(idempotencyKeys)
