@@ -2,6 +2,7 @@
 // and the workspace's resources, priced server-side, and turned into the spec a worker renders.
 // Unknown slugs, presets, variants, tiers and inapplicable fields are 400s naming the field;
 // brand kits, avatars, media and references that the workspace does not have are 404s.
+// It runs as the charged command's `prepare`, after the idempotency key: a replay never gets here.
 import { and, eq, inArray } from 'drizzle-orm';
 import type { components } from '../../generated/openapi.d.ts';
 import type { Db } from '../db/client.ts';
