@@ -61,23 +61,28 @@ try {
   });
   if (api.non2xx || api.errors) say(`  (service answered ${api.non2xx} non-2xx, ${api.errors} errors)`);
 
-  // The same writes as one POST, as plain SQL: idempotency claim, rate-limit upsert, generation
-  // row, pg-boss job row, conditional deduction, ledger row, idempotency completion.
+  // The same statements as one POST, as plain SQL, in the charged command's order: rate-limit
+  // upsert, idempotency claim (advisory lock + lookup), balance check, generation row and pg-boss
+  // job row in a savepoint, conditional deduction with its ledger row, idempotency record.
   const credits = (findTemplate(template) as { credits: number }).credits;
   const script = path.join(dataDir, 'bench.sql');
   fs.writeFileSync(
     script,
     `\\set n random(1, 1000000000)
-BEGIN;
-INSERT INTO idempotency_keys (org_id, operation, key, fingerprint, state, lock_token, locked_until, expires_at)
-  VALUES ('${org.id}', 'createGeneration', 'pgb-' || :client_id || '-' || :n || '-' || random(), md5(random()::text), 'in_flight', md5(random()::text), now() + interval '1 minute', now() + interval '1 day');
 INSERT INTO rate_limits (key, points, expire) VALUES ('generations:${org.id}', 1, now() + interval '60 seconds')
   ON CONFLICT (key) DO UPDATE SET points = rate_limits.points + 1 RETURNING points, expire;
+BEGIN;
+SELECT pg_try_advisory_xact_lock(hashtextextended('${org.id}|createGeneration|pgb-' || :client_id || '-' || :n, 727));
+SELECT * FROM idempotency_keys WHERE org_id = '${org.id}' AND operation = 'createGeneration' AND key = 'pgb-' || :client_id || '-' || :n AND expires_at > now();
+SELECT credits FROM organizations WHERE id = '${org.id}';
+SAVEPOINT unit;
 INSERT INTO generations (org_id, batch_id, type, spec, credits) VALUES ('${org.id}', gen_random_uuid(), 'static_ad', '{"output":"image","title":"Bench","prompt":"Benchmark ad"}', ${credits}) RETURNING id;
 INSERT INTO pgboss.job (id, name, data) VALUES (gen_random_uuid(), 'generation', jsonb_build_object('generationId', gen_random_uuid()));
-UPDATE organizations SET credits = credits - ${credits}, updated_at = now() WHERE id = '${org.id}' AND credits >= ${credits} RETURNING credits;
-INSERT INTO credit_ledger (org_id, delta, balance_after, reason, reference) VALUES ('${org.id}', -${credits}, 1, 'generation_charge', 'bench');
-UPDATE idempotency_keys SET state = 'completed', response = '{"object":"generation_batch"}' WHERE org_id = '${org.id}' AND key = 'nope';
+RELEASE SAVEPOINT unit;
+WITH changed AS (UPDATE organizations SET credits = credits - ${credits}, updated_at = now() WHERE id = '${org.id}' AND credits >= ${credits} RETURNING credits)
+  INSERT INTO credit_ledger (org_id, delta, balance_after, reason, reference) SELECT '${org.id}', -${credits}, credits, 'generation_charge', 'bench' FROM changed RETURNING balance_after;
+INSERT INTO idempotency_keys (org_id, operation, key, fingerprint, state, response, progress, expires_at)
+  VALUES ('${org.id}', 'createGeneration', 'pgb-' || :client_id || '-' || :n || '-' || random(), md5(random()::text), 'completed', '{"object":"generation_batch"}', '{}', now() + interval '1 day');
 COMMIT;
 `,
   );

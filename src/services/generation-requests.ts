@@ -2,12 +2,15 @@
 // and the workspace's resources, priced server-side, and turned into the spec a worker renders.
 // Unknown slugs, presets, variants, tiers and inapplicable fields are 400s naming the field;
 // brand kits, avatars, media and references that the workspace does not have are 404s.
+// It runs as the charged command's `prepare`, after the idempotency key: a replay never gets here.
 import { and, eq, inArray } from 'drizzle-orm';
 import type { components } from '../../generated/openapi.d.ts';
 import type { Db } from '../db/client.ts';
 import { brandKits, customAvatars, media, referenceInspirations } from '../db/schema/index.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { GuardedFetcher } from '../net/guarded-fetch.ts';
+import type { Priced } from './billing/charged-command.ts';
+import type { Tx } from './billing/credits.ts';
 import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from './catalog-data.ts';
 import { resolveDimensions } from '../providers/types.ts';
 
@@ -47,11 +50,9 @@ export interface GenerationSpec {
   customReferenceInspirationId?: string;
 }
 
-export interface ResolvedGeneration {
+/** The spec and its server-side price: `units` (request_count) generations at `unitCredits` each. */
+export interface ResolvedGeneration extends Priced {
   spec: GenerationSpec;
-  /** Credits per generation. */
-  unitCredits: number;
-  count: number;
 }
 
 export const ASPECT_RATIOS = ['1:1', '4:5', '5:4', '9:16', '16:9', '2:3', '3:2', '3:4', '4:3', '21:9'] as const;
@@ -96,7 +97,8 @@ function brandColors(kitData: unknown): string[] {
 }
 
 export interface ResolveDeps {
-  db: Db;
+  /** The charged command's transaction (or the database). */
+  db: Db | Tx;
   fetcher: GuardedFetcher;
 }
 
@@ -316,5 +318,5 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     audio: body.audio_url ? { url: body.audio_url } : body.audio_media_id ? { mediaId: body.audio_media_id } : undefined,
     generateAudio: output === 'video' ? (body.generate_audio ?? true) : false,
   };
-  return { spec: JSON.parse(JSON.stringify(full)) as GenerationSpec, unitCredits, count };
+  return { spec: JSON.parse(JSON.stringify(full)) as GenerationSpec, unitCredits, units: count };
 }

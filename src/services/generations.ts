@@ -1,153 +1,70 @@
-// Generations: queueing a batch (credits, idempotency, jobs in one transaction), reading one,
-// and the worker-side state changes (progress, completion, failure with exactly-once refund).
+// Generations: queueing a batch through the charged command (checks and price, one row and job
+// per generation, partial batches resumed by key), reading one, and the worker-side state changes
+// (progress, completion, failure with exactly-once refund).
 import { randomUUID } from 'node:crypto';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../generated/openapi.d.ts';
 import type { AppContext } from '../context.ts';
-import { generations, media, organizations } from '../db/schema/index.ts';
-import { ApiError, notFound } from '../errors.ts';
+import { generations, media } from '../db/schema/index.ts';
+import { notFound } from '../errors.ts';
 import { QUEUES } from '../jobs/queue.ts';
-import { applyCreditChange, type Tx } from './credits.ts';
+import { runChargedCommand, type ChargedOutcome } from './billing/charged-command.ts';
+import { applyCreditChange, type Tx } from './billing/credits.ts';
 import { resolveGeneration, type CreateGenerationBody, type GenerationSpec, type ResolvedGeneration } from './generation-requests.ts';
-import { claimIdempotent, fingerprint, recordIdempotent, type IdemKey } from './idempotency.ts';
 
-export interface FailureDetail {
-  code: string;
-  message: string;
-  retryable: boolean;
-  context: Record<string, unknown>;
-}
+export type FailureDetail = components['schemas']['FailureDetail'];
+export type GenerationBatch = components['schemas']['GenerationBatch'];
+type GenerationBatchItem = components['schemas']['GenerationBatchItem'];
 
-interface BatchProgress {
-  batchId: string;
-  generationIds: string[];
-  creditsDeducted: number;
-}
-
-type GenerationStatus = 'generating' | 'completed' | 'error';
-
-export interface GenerationBatch {
-  object: 'generation_batch';
-  status: 'queued' | 'partial';
-  request_count: number;
-  credits_deducted: number;
-  remaining_credits: number;
-  generations: { id: string; object: 'generation'; status: 'generating' | 'completed' | 'error'; credits_deducted: number }[];
-  error: FailureDetail | null;
-  idempotent_replay?: boolean;
-}
-
-const OPERATION = 'createGeneration';
-
-export async function createGenerationBatch(
-  ctx: AppContext,
-  orgId: string,
-  body: CreateGenerationBody,
-  headerKey: string | undefined,
-): Promise<GenerationBatch> {
-  const resolved = await resolveGeneration({ db: ctx.db, fetcher: ctx.fetcher }, orgId, body);
-  const key = headerKey ?? body.idempotency_key;
-  const { idempotency_key: _ignored, ...request } = body;
-  const idem = key ? { key: { orgId, operation: OPERATION, key }, print: fingerprint(request) } : undefined;
-  return queueBatch(ctx, orgId, body.type, resolved, idem);
-}
-
-async function balanceOf(tx: Tx, orgId: string): Promise<number> {
-  const [row] = await tx.select({ credits: organizations.credits }).from(organizations).where(eq(organizations.id, orgId));
-  return row.credits;
-}
-
-/**
- * One transaction: the idempotency claim, each generation row and its pg-boss job in a savepoint
- * of their own (a job the queue refuses leaves the batch partial), one conditional deduction for
- * what was queued, and the idempotency record. Any failure before commit leaves nothing behind.
- */
-async function queueBatch(
-  ctx: AppContext,
-  orgId: string,
-  type: CreateGenerationBody['type'],
-  r: ResolvedGeneration,
-  idem: { key: IdemKey; print: string } | undefined,
-): Promise<GenerationBatch> {
-  return ctx.db.transaction(async (tx) => {
-    let prior: BatchProgress = { batchId: randomUUID(), generationIds: [], creditsDeducted: 0 };
-    if (idem) {
-      const start = await claimIdempotent(tx, idem.key, idem.print);
-      if (start.kind === 'replay') return { ...(start.response as GenerationBatch), idempotent_replay: true };
-      if (start.kind === 'resume') prior = start.progress as BatchProgress;
-    }
-    const toQueue = Math.max(0, r.count - prior.generationIds.length);
-    const queued: string[] = [];
-    for (let i = 0; i < toQueue; i++) {
-      try {
-        queued.push(
-          await tx.transaction(async (sp) => {
-            const id = randomUUID();
-            const jobId = randomUUID();
-            await sp.insert(generations).values({ id, orgId, batchId: prior.batchId, type, spec: r.spec, credits: r.unitCredits, jobId });
-            await ctx.queue.sendInTx(sp, QUEUES.generation, { generationId: id }, jobId);
-            return id;
-          }),
-        );
-      } catch (err) {
-        ctx.log.warn({ err: String(err), batch: prior.batchId }, 'a generation could not be queued');
-        break;
-      }
-    }
-    // The database's error (its statement and parameters) is logged above, never sent to the client.
-    if (toQueue > 0 && queued.length === 0) {
-      throw new ApiError('server_error', 'No generation could be queued; retry with the same idempotency key', {});
-    }
-
-    const all = [...prior.generationIds, ...queued];
-    // Earlier generations of a resumed batch may have moved on; new ones are generating.
-    const statuses = new Map(all.map((id) => [id, { status: 'generating' as GenerationStatus, credits: r.unitCredits }]));
-    if (prior.generationIds.length) {
-      const rows = await tx.select({ id: generations.id, status: generations.status, credits: generations.credits }).from(generations).where(inArray(generations.id, prior.generationIds));
-      for (const g of rows) statuses.set(g.id, g);
-    }
-    // The deduction comes last so the workspace's row lock is held as briefly as possible.
-    const cost = r.unitCredits * queued.length;
-    let balance: number;
-    if (cost > 0) {
-      const after = await applyCreditChange(tx, { orgId, delta: -cost, reason: 'generation_charge', reference: `batch:${prior.batchId}` });
-      if (after === null) {
-        const available = await balanceOf(tx, orgId);
-        throw new ApiError('insufficient_credits', `This request needs ${r.unitCredits * toQueue} credits and the workspace has ${available}`, {
-          credits_required: r.unitCredits * toQueue,
-          credits_available: available,
-        });
-      }
-      balance = after;
-    } else balance = await balanceOf(tx, orgId);
-
-    const partial = all.length < r.count;
-    const creditsDeducted = prior.creditsDeducted + cost;
-    const response: GenerationBatch = {
-      object: 'generation_batch',
-      status: partial ? 'partial' : 'queued',
-      request_count: r.count,
-      credits_deducted: creditsDeducted,
-      remaining_credits: balance,
-      generations: all.map((id) => ({ id, object: 'generation', status: statuses.get(id)!.status, credits_deducted: statuses.get(id)!.credits })),
-      error: partial
-        ? {
-            code: 'queue_unavailable',
-            message: `Only ${all.length} of ${r.count} generations could be queued; retry with the same idempotency key to queue the rest`,
-            retryable: true,
-            context: { queued: all.length, requested: r.count },
-          }
-        : null,
-    };
-    if (idem) {
-      await recordIdempotent(tx, idem.key, idem.print, {
-        state: partial ? 'partial' : 'completed',
-        response,
-        progress: { batchId: prior.batchId, generationIds: all, creditsDeducted },
-      });
-    }
-    return response;
+/** POST /generations: `request_count` generations of one resolved spec, charged per generation. */
+export function createGenerationBatch(ctx: AppContext, orgId: string, body: CreateGenerationBody, headerKey: string | undefined): Promise<GenerationBatch> {
+  const { idempotency_key: bodyKey, ...request } = body;
+  return runChargedCommand(ctx, {
+    orgId,
+    operation: 'createGeneration',
+    idempotencyKey: headerKey ?? bodyKey,
+    request,
+    ledger: { reason: 'generation_charge', reference: (batchId) => `batch:${batchId}` },
+    prepare: (tx) => resolveGeneration({ db: tx, fetcher: ctx.fetcher }, orgId, body),
+    enqueue: async (sp, r, { groupId: batchId }) => {
+      const id = randomUUID();
+      const jobId = randomUUID();
+      await sp.insert(generations).values({ id, orgId, batchId, type: body.type, spec: r.spec, credits: r.unitCredits, jobId });
+      await ctx.queue.sendInTx(sp, QUEUES.generation, { generationId: id }, jobId);
+      return id;
+    },
+    respond: batchResponse,
   });
+}
+
+async function batchResponse(tx: Tx, r: ResolvedGeneration, o: ChargedOutcome): Promise<GenerationBatch> {
+  // Earlier generations of a resumed batch may have moved on; new ones are generating.
+  const items = new Map<string, GenerationBatchItem>(
+    o.unitIds.map((id) => [id, { id, object: 'generation', status: 'generating', credits_deducted: r.unitCredits }]),
+  );
+  if (o.earlierUnitIds.length) {
+    const rows = await tx
+      .select({ id: generations.id, status: generations.status, credits: generations.credits })
+      .from(generations)
+      .where(inArray(generations.id, o.earlierUnitIds));
+    for (const g of rows) items.set(g.id, { id: g.id, object: 'generation', status: g.status, credits_deducted: g.credits });
+  }
+  return {
+    object: 'generation_batch',
+    status: o.partial ? 'partial' : 'queued',
+    request_count: r.units,
+    credits_deducted: o.creditsDeducted,
+    remaining_credits: o.remainingCredits,
+    generations: o.unitIds.map((id) => items.get(id)!),
+    error: o.partial
+      ? {
+          code: 'queue_unavailable',
+          message: `Only ${o.unitIds.length} of ${r.units} generations could be queued; retry with the same idempotency key to queue the rest`,
+          retryable: true,
+          context: { queued: o.unitIds.length, requested: r.units },
+        }
+      : null,
+  };
 }
 
 export type GenerationView = components['schemas']['Generation'];

@@ -6,7 +6,7 @@ import type { Db } from '../db/client.ts';
 import { organizations } from '../db/schema/index.ts';
 import { ApiError } from '../errors.ts';
 import { SCOPES, type AuthContext, type Scope } from './api-keys.ts';
-import { applyCreditChange } from './credits.ts';
+import { applyCreditChange } from './billing/credits.ts';
 
 export type Plan = 'paid' | 'none';
 

@@ -1,9 +1,10 @@
 // Reference inspirations (seed 2.5, 4.7, 4.8): media a workspace saves to a template target
 // and later passes as custom_reference_inspiration_id.
-//   POST: the target, kind and media are checked; ONE transaction claims the idempotency key,
-//         deducts 30 credits per media item (before anything is stored: no credits, no upload),
-//         stores the inline images (sniffed: PNG, JPEG or WebP), inserts the reference and its
-//         media rows, and queues the analysis job. Status processing.
+//   POST: through the charged command (a replay is the stored response, checked no further):
+//         the target, kind and media are checked, 30 credits per media item are priced and
+//         checked against the balance (no credits, no upload), the inline images are stored
+//         (sniffed: PNG, JPEG or WebP), the reference and its media rows inserted and the
+//         analysis job queued, then the charge is deducted, all in one transaction. Status processing.
 //   Job:  fetches the URL media through the guarded client, checks every item (a decodable
 //         image, a video with a video stream), stores the copies → ready (public: review
 //         pending); a refused item → failed, refunded exactly once.
@@ -13,15 +14,15 @@ import { randomUUID } from 'node:crypto';
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { components } from '../../generated/openapi.d.ts';
 import type { AppContext } from '../context.ts';
-import { media, organizations, referenceInspirations } from '../db/schema/index.ts';
+import { media, referenceInspirations } from '../db/schema/index.ts';
 import { ApiError, badRequest, type FieldError } from '../errors.ts';
 import { QUEUES } from '../jobs/queue.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
 import { findTemplate, referenceTemplateTargets, type ReferenceTemplateTarget } from './catalog-data.ts';
-import { applyCreditChange, type Tx } from './credits.ts';
+import { runChargedCommand, type Priced } from './billing/charged-command.ts';
+import { applyCreditChange, type Tx } from './billing/credits.ts';
 import { decodeInlineData, discardStored, ingest, receiveBuffer, type MediaInsert, type MediaRow } from './editor/media.ts';
 import { urlFilename } from './editor/resources.ts';
-import { claimIdempotent, fingerprint, recordIdempotent } from './idempotency.ts';
 
 export type CreateReferenceBody = components['schemas']['CreateReferenceInspirationRequest'];
 export type ReferenceView = components['schemas']['ReferenceInspiration'];
@@ -35,18 +36,12 @@ export const IMAGE_MAX_BYTES = 10 * 1024 * 1024;
 export const VIDEO_MAX_BYTES = 200 * 1024 * 1024;
 const LIST_MAX = 20;
 const SUGGEST_MAX = 12;
-const OPERATION = 'createReferenceInspiration';
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
 /** A media item the analysis job still has to fetch (URL) or has (stored: media row id). */
 export type ReferenceInput = { kind: 'image' | 'video'; url: string; field: string } | { kind: 'image'; mediaId: string; field: string };
 
-interface FailureDetail {
-  code: string;
-  message: string;
-  retryable: boolean;
-  context: Record<string, unknown>;
-}
+type FailureDetail = components['schemas']['FailureDetail'];
 
 // ------------------------------------------------------------------------------------- views
 
@@ -101,11 +96,44 @@ function checkCategory(t: ReferenceTemplateTarget, category: Category | undefine
 
 // --------------------------------------------------------------------------------------- POST
 
-interface CreateProgress {
-  referenceId: string;
+/** A checked request, priced: one unit (the reference) at 30 credits per media item. */
+interface ReferencePlan extends Priced {
+  target: ReferenceTemplateTarget;
+  /** URL media for the analysis job, in the order given. */
+  inputs: ReferenceInput[];
+  /** Inline images, decoded; sniffed and stored when the reference is saved. */
+  inline: { bytes: Buffer; declared: string | undefined; filename: string; field: string; declaredField: string }[];
+  items: number;
 }
 
 export async function createReference(ctx: AppContext, orgId: string, body: CreateReferenceBody, headerKey: string | undefined): Promise<ReferenceView> {
+  const { idempotency_key: bodyKey, ...request } = body;
+  const stored: string[] = [];
+  try {
+    return await runChargedCommand(ctx, {
+      orgId,
+      operation: 'createReferenceInspiration',
+      idempotencyKey: headerKey ?? bodyKey,
+      request,
+      // The reference's id is the request's group id.
+      ledger: { reason: 'reference_charge', reference: (id) => `reference:${id}` },
+      prepare: async () => checkReference(ctx, body),
+      insufficientMessage: (plan, required, available) =>
+        `Saving ${plan.items} media item${plan.items === 1 ? '' : 's'} costs ${required} credits and the workspace has ${available}`,
+      enqueue: (sp, plan, { groupId: id }) => saveReference(ctx, sp, orgId, body, plan, id, stored),
+      respond: async (tx, _plan, o) => {
+        const refs = await tx.select().from(referenceInspirations).where(eq(referenceInspirations.id, o.unitIds[0]));
+        return (await views(ctx, refs, tx))[0];
+      },
+    });
+  } catch (err) {
+    await discardStored(ctx, stored);
+    throw err;
+  }
+}
+
+/** The target, kind and media checked (URLs prechecked, inline images decoded and size-checked). */
+function checkReference(ctx: AppContext, body: CreateReferenceBody): ReferencePlan {
   const t = target(body.template_slug, 'body.template_slug');
   checkCategory(t, body.template_category, 'body.template_category');
   const kind = body.media_kind;
@@ -134,96 +162,77 @@ export async function createReference(ctx: AppContext, orgId: string, body: Crea
     const problem = 'url' in input ? ctx.fetcher.precheck(input.url) : undefined;
     if (problem) errors.push({ field: input.field, message: problem });
   }
-  // Inline images: decoded and size-checked now; sniffed and stored inside the transaction.
-  const decoded = images.map((img, i) => {
+  // Inline images: decoded and size-checked now; sniffed and stored when the reference is saved.
+  const inline: ReferencePlan['inline'] = [];
+  images.forEach((img, i) => {
     const field = `body.images[${i}].data`;
     try {
       const { bytes, dataUrlType } = decodeInlineData(img.data, field, IMAGE_MAX_BYTES);
       const declared = img.content_type ?? dataUrlType;
       if (declared && !IMAGE_TYPES.has(declared)) errors.push({ field: img.content_type ? `body.images[${i}].content_type` : field, message: `is ${declared}; PNG, JPEG or WebP only` });
-      return { bytes, declared, filename: img.filename, field, declaredField: img.content_type ? `body.images[${i}].content_type` : field };
+      inline.push({ bytes, declared, filename: img.filename, field, declaredField: img.content_type ? `body.images[${i}].content_type` : field });
     } catch (err) {
       if (err instanceof ApiError) errors.push(...((err.context.errors as FieldError[]) ?? [{ field, message: err.message }]));
       else throw err;
-      return undefined;
     }
   });
   if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
+  const items = inputs.length + inline.length;
+  return { units: 1, unitCredits: CREDITS_PER_MEDIA_ITEM * items, target: t, inputs, inline, items };
+}
 
-  const count = inputs.length + images.length;
-  const cost = CREDITS_PER_MEDIA_ITEM * count;
-  const key = headerKey ?? body.idempotency_key;
-  const { idempotency_key: _ignored, ...request } = body;
-  const idem = key ? { key: { orgId, operation: OPERATION, key }, print: fingerprint(request) } : undefined;
-  const stored: string[] = [];
-  try {
-    return await ctx.db.transaction(async (tx) => {
-      if (idem) {
-        const start = await claimIdempotent(tx, idem.key, idem.print);
-        if (start.kind === 'replay') return { ...(start.response as ReferenceView), idempotent_replay: true };
-      }
-      const id = randomUUID();
-      // The charge first: without the credits nothing is uploaded or queued.
-      const after = await applyCreditChange(tx, { orgId, delta: -cost, reason: 'reference_charge', reference: `reference:${id}` });
-      if (after === null) {
-        const [org] = await tx.select({ credits: organizations.credits }).from(organizations).where(eq(organizations.id, orgId));
-        throw new ApiError('insufficient_credits', `Saving ${count} media item${count === 1 ? '' : 's'} costs ${cost} credits and the workspace has ${org.credits}`, {
-          credits_required: cost,
-          credits_available: org.credits,
-        });
-      }
-      const rows: MediaInsert[] = [];
-      for (const d of decoded) {
-        const received = await receiveBuffer(ctx, d!.bytes);
-        const done = await ingest(ctx, received, {
-          orgId,
-          filename: d!.filename,
-          declaredType: d!.declared,
-          declaredField: d!.declaredField,
-          source: 'upload',
-          title: body.label,
-          field: d!.field,
-        });
-        stored.push(done.row.storageKey);
-        if (!IMAGE_TYPES.has(done.inspected.contentType)) {
-          throw badRequest(`Invalid request: ${d!.field} is ${done.inspected.contentType}; PNG, JPEG or WebP only`, [
-            { field: d!.field, message: `is ${done.inspected.contentType}; PNG, JPEG or WebP only` },
-          ]);
-        }
-        rows.push(done.row);
-      }
-      if (rows.length) await tx.insert(media).values(rows);
-      const pending: ReferenceInput[] = [...inputs];
-      rows.forEach((r, i) => pending.push({ kind: 'image', mediaId: r.id!, field: decoded[i]!.field }));
-      // The order given: image_urls (or video_url) first, then the inline images.
-      const jobId = randomUUID();
-      const [ref] = await tx
-        .insert(referenceInspirations)
-        .values({
-          id,
-          orgId,
-          status: 'processing',
-          templateSlug: t.template_slug,
-          templateCategory: t.template_category,
-          mediaKind: kind,
-          visibility: body.visibility ?? 'private',
-          reviewStatus: (body.visibility ?? 'private') === 'public' ? 'pending' : 'not_required',
-          label: body.label ?? null,
-          mediaIds: rows.map((r) => r.id!),
-          inputs: pending,
-          jobId,
-          creditsDeducted: cost,
-        })
-        .returning();
-      await ctx.queue.sendInTx(tx, QUEUES.referenceAnalysis, { referenceId: id }, jobId);
-      const response = (await views(ctx, [ref], tx))[0];
-      if (idem) await recordIdempotent(tx, idem.key, idem.print, { state: 'completed', response, progress: { referenceId: id } satisfies CreateProgress });
-      return response;
+/** Stores the inline images (`stored` collects their keys), inserts the reference and its media rows, and queues the analysis. */
+async function saveReference(
+  ctx: AppContext,
+  tx: Tx,
+  orgId: string,
+  body: CreateReferenceBody,
+  plan: ReferencePlan,
+  id: string,
+  stored: string[],
+): Promise<string> {
+  const rows: MediaInsert[] = [];
+  for (const d of plan.inline) {
+    const done = await ingest(ctx, await receiveBuffer(ctx, d.bytes), {
+      orgId,
+      filename: d.filename,
+      declaredType: d.declared,
+      declaredField: d.declaredField,
+      source: 'upload',
+      title: body.label,
+      field: d.field,
     });
-  } catch (err) {
-    await discardStored(ctx, stored);
-    throw err;
+    stored.push(done.row.storageKey);
+    if (!IMAGE_TYPES.has(done.inspected.contentType)) {
+      throw badRequest(`Invalid request: ${d.field} is ${done.inspected.contentType}; PNG, JPEG or WebP only`, [
+        { field: d.field, message: `is ${done.inspected.contentType}; PNG, JPEG or WebP only` },
+      ]);
+    }
+    rows.push(done.row);
   }
+  if (rows.length) await tx.insert(media).values(rows);
+  // The order given: image_urls (or video_url) first, then the inline images.
+  const pending: ReferenceInput[] = [...plan.inputs];
+  rows.forEach((r, i) => pending.push({ kind: 'image', mediaId: r.id!, field: plan.inline[i].field }));
+  const jobId = randomUUID();
+  const visibility = body.visibility ?? 'private';
+  await tx.insert(referenceInspirations).values({
+    id,
+    orgId,
+    status: 'processing',
+    templateSlug: plan.target.template_slug,
+    templateCategory: plan.target.template_category,
+    mediaKind: body.media_kind,
+    visibility,
+    reviewStatus: visibility === 'public' ? 'pending' : 'not_required',
+    label: body.label ?? null,
+    mediaIds: rows.map((r) => r.id!),
+    inputs: pending,
+    jobId,
+    creditsDeducted: plan.unitCredits,
+  });
+  await ctx.queue.sendInTx(tx, QUEUES.referenceAnalysis, { referenceId: id }, jobId);
+  return id;
 }
 
 // ---------------------------------------------------------------------------------- analysis

@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import t from 'tap';
 import { brandKits, media, referenceInspirations } from '../../src/db/schema/index.ts';
 import { findAiModel, findTemplate } from '../../src/services/catalog-data.ts';
-import { ledgerSum } from '../../src/services/credits.ts';
+import { ledgerSum } from '../../src/services/billing/credits.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 

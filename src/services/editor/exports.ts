@@ -9,7 +9,7 @@ import { editorExports, editorVideos, media } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { RenderQuality } from '../../media/timeline.ts';
-import type { Tx } from '../credits.ts';
+import type { Tx } from '../billing/credits.ts';
 import { timelineDuration, type Timeline } from './model.ts';
 
 type S = components['schemas'];

@@ -16,7 +16,7 @@ import { media } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { declaredMatches, inspect, MediaRejected, normalizeType, sniff, SNIFF_BYTES, type Inspected } from '../../media/inspect.ts';
 import { pixelLimitContext } from '../../media/limits.ts';
-import type { Tx } from '../credits.ts';
+import type { Tx } from '../billing/credits.ts';
 
 export type EditorMediaView = components['schemas']['EditorMedia'];
 export type EditorMediaType = components['schemas']['EditorMediaType'];

@@ -7,7 +7,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { editorEdits, editorVideos, videos } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
-import type { Tx } from '../credits.ts';
+import type { Tx } from '../billing/credits.ts';
 import { decodeCursor, discardStored, encodeCursor, findMedia, ingest, insertMedia, mediaView, receiveBuffer, type MediaInsert } from './media.ts';
 import { emptyTimeline, FRAME_SIZES, sortedItems, timelineDuration, type Item, type Timeline, type Track } from './model.ts';
 import { applyOperations, EXTERNAL_OPS, OpError, placeMediaItem, type ProjectState } from './operations.ts';

@@ -17,7 +17,7 @@ import { synthesizeSpeech, SpeechFailed, type SpokenWord } from '../../media/tts
 import { FetchRefused } from '../../net/guarded-fetch.ts';
 import { createTranscriptionProvider, TranscriptionFailed, type TranscriptionProvider } from '../../providers/transcription.ts';
 import { findVoice, loadCatalogData } from '../catalog-data.ts';
-import type { Tx } from '../credits.ts';
+import type { Tx } from '../billing/credits.ts';
 import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert, type MediaRow } from './media.ts';
 
 export interface MediaInfo {

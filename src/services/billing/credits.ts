@@ -1,0 +1,47 @@
+// The credit ledger. A balance changes only here, in the same transaction as its ledger row,
+// so organizations.credits always equals the sum of the org's ledger deltas.
+import { eq, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { creditLedger, organizations } from '../../db/schema/index.ts';
+
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+type Executor = Db | Tx;
+
+export interface CreditChange {
+  orgId: string;
+  delta: number;
+  reason: string;
+  reference?: string | null;
+}
+
+/**
+ * Applies a credit change. Positive deltas always succeed; a negative delta succeeds only
+ * when the balance covers it (conditional UPDATE, so concurrent deductions cannot overdraw).
+ * Returns the new balance, or null when the balance was insufficient (nothing written).
+ * The caller's transaction, if any, is used; a single statement is atomic on its own.
+ */
+export async function applyCreditChange(db: Executor, change: CreditChange): Promise<number | null> {
+  if (!Number.isInteger(change.delta) || change.delta === 0) throw new Error(`Invalid credit delta ${change.delta}`);
+  // One statement: the conditional balance update and its ledger row together (one round trip
+  // while the workspace's row is locked).
+  const cond = change.delta < 0 ? sql`and ${organizations.credits} >= ${-change.delta}` : sql``;
+  const rows = (await db.execute(sql`
+    with changed as (
+      update ${organizations}
+         set credits = ${organizations.credits} + ${change.delta}, updated_at = now()
+       where ${organizations.id} = ${change.orgId} ${cond}
+   returning ${organizations.credits} as credits
+    )
+    insert into ${creditLedger} (org_id, delta, balance_after, reason, reference)
+    select ${change.orgId}, ${change.delta}, credits, ${change.reason}, ${change.reference ?? null} from changed
+    returning balance_after`)) as unknown as { balance_after: number }[];
+  return rows.length ? Number(rows[0].balance_after) : null;
+}
+
+export async function ledgerSum(db: Executor, orgId: string): Promise<number> {
+  const [row] = await db
+    .select({ sum: sql<string>`coalesce(sum(${creditLedger.delta}), 0)` })
+    .from(creditLedger)
+    .where(eq(creditLedger.orgId, orgId));
+  return Number(row.sum);
+}
