@@ -43,6 +43,8 @@ export type RawStaticTemplate = Data['StaticTemplate'];
 export type RawQualityTier = Data['QualityTier'];
 export type RawVideoTemplate = Data['VideoTemplate'];
 export type RawTemplate = RawStaticTemplate | RawVideoTemplate;
+/** What every template has, whatever its section. */
+export type RawTemplateBase = Pick<RawTemplate, 'slug' | 'title' | 'preview_image' | 'default_aspect_ratio' | 'default_resolution' | 'presets'>;
 /** By `output`. Image variants have default_duration 1 and no duration_options or credits_per_second. */
 export type RawAiVariant = (Data['ImageVariant'] & { duration_options?: undefined; credits_per_second?: undefined }) | Data['VideoVariant'];
 export type RawAiModel = Data['AiModel'];
