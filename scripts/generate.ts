@@ -10,6 +10,11 @@
 //   response-validators.cjs AJV standalone validators for every declared response
 //   skill.md                agent instructions derived from the spec
 //   mcp-tools.json          the MCP tool table: names, self-contained schemas, annotations, routing
+// and from spec/catalog-data.schema.yaml (the JSON Schema of the catalog data files):
+//   catalog-validators.cjs  AJV standalone validators for spec/catalog.yaml, voices.yaml, avatars.yaml
+//   catalog-data.d.ts       the types of those documents
+// Generation fails when a catalog data file breaks the schema or the cross-checks of
+// src/services/catalog-checks.ts (every problem named by file and JSON path).
 // Usage: node scripts/generate.ts [--out DIR] [--check]
 //   --check regenerates into a temporary folder and exits 1 when generated/ differs.
 import fs from 'node:fs';
@@ -17,7 +22,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { buildArtifacts } from './lib/codegen.ts';
+import { buildArtifacts, buildCatalogArtifacts } from './lib/codegen.ts';
+import { CATALOG_FILES, CatalogDataError, crossCheckProblems } from '../src/services/catalog-checks.ts';
+import type { CatalogSources } from '../src/services/catalog-data.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -31,6 +38,25 @@ const specPath = path.join(root, 'spec/openapi.yaml');
 const spec = parseYaml(fs.readFileSync(specPath, 'utf8'));
 const started = Date.now();
 const files = await buildArtifacts(spec, (msg) => process.stderr.write(`generate: ${msg}\n`));
+
+// The catalog data files: schema validators and types, then the files checked with them.
+try {
+  const read = (file: string) => parseYaml(fs.readFileSync(path.join(root, file), 'utf8'));
+  const docs = Object.fromEntries(Object.entries(CATALOG_FILES).map(([key, f]) => [key, { ...f, data: read(f.file) }]));
+  const schema = read('spec/catalog-data.schema.yaml');
+  Object.assign(files, await buildCatalogArtifacts(schema, Object.values(docs), (msg) => process.stderr.write(`generate: ${msg}\n`)));
+  const problems = crossCheckProblems({
+    catalog: docs.catalog.data,
+    voices: docs.voices.data.voices,
+    avatars: docs.avatars.data.avatars,
+  } as CatalogSources);
+  if (problems.length) throw new CatalogDataError(problems);
+} catch (err) {
+  if (!(err instanceof CatalogDataError)) throw err;
+  console.error(`generate: ${err.message}`);
+  if (check) fs.rmSync(outDir, { recursive: true, force: true });
+  process.exit(1);
+}
 
 fs.mkdirSync(outDir, { recursive: true });
 const wanted = new Set(Object.keys(files));
