@@ -6,7 +6,7 @@ import type { components } from '../../generated/openapi.d.ts';
 import type { AppContext } from '../context.ts';
 import { generations, media, organizations } from '../db/schema/index.ts';
 import { ApiError, notFound } from '../errors.ts';
-import { QUEUES } from '../jobs/queue.ts';
+import { generationQueue } from '../jobs/queue.ts';
 import { applyCreditChange, type Tx } from './credits.ts';
 import { resolveGeneration, type CreateGenerationBody, type GenerationSpec, type ResolvedGeneration } from './generation-requests.ts';
 import { claimIdempotent, fingerprint, recordIdempotent, type IdemKey } from './idempotency.ts';
@@ -85,7 +85,7 @@ async function queueBatch(
             const id = randomUUID();
             const jobId = randomUUID();
             await sp.insert(generations).values({ id, orgId, batchId: prior.batchId, type, spec: r.spec, credits: r.unitCredits, jobId });
-            await ctx.queue.sendInTx(sp, QUEUES.generation, { generationId: id }, jobId);
+            await ctx.queue.sendInTx(sp, generationQueue(r.spec.output), { generationId: id }, jobId);
             return id;
           }),
         );
