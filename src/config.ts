@@ -1,5 +1,6 @@
 // All configuration comes from environment variables, read here and only here.
 // Every variable is documented in the README's configuration table.
+import os from 'node:os';
 import path from 'node:path';
 
 export interface Config {
@@ -26,8 +27,12 @@ export interface Config {
   rateLimitMediaImports: number;
   /** Attempts of a generation job after the first, for retryable provider failures. */
   generationRetryLimit: number;
-  /** Generation jobs a worker process runs at once. */
-  workerConcurrency: number;
+  /** Image generations (static ads, image AI-model outputs) a worker process runs at once. */
+  imageConcurrency: number;
+  /** Video generations (video renders) a worker process runs at once. */
+  videoConcurrency: number;
+  /** Reference analyses a worker process runs at once. */
+  analysisConcurrency: number;
   /** pg-boss heartbeat: a job whose worker stops heartbeating for this long is retried elsewhere. */
   jobHeartbeatSeconds: number;
   provider: ProviderConfig;
@@ -198,6 +203,22 @@ function timeoutConfig(env: NodeJS.ProcessEnv): TimeoutConfig {
   return t;
 }
 
+/**
+ * Worker slots per queue, by default from the CPU count: image generations take one core each
+ * (sharp), video renders more (ffmpeg), exports are long renders (one at a time), analyses mostly
+ * wait on the network. WORKER_CONCURRENCY (the variable of the single generation queue), when
+ * set, stays the default of both generation queues.
+ */
+function jobConcurrency(env: NodeJS.ProcessEnv): Pick<Config, 'imageConcurrency' | 'videoConcurrency' | 'analysisConcurrency'> {
+  const cores = Math.min(os.availableParallelism(), 64);
+  const legacy = env.WORKER_CONCURRENCY ? int(env, 'WORKER_CONCURRENCY', 1, 1, 64) : undefined;
+  return {
+    imageConcurrency: int(env, 'IMAGE_CONCURRENCY', legacy ?? cores, 1, 64),
+    videoConcurrency: int(env, 'VIDEO_CONCURRENCY', legacy ?? Math.max(1, Math.floor(cores / 2)), 1, 64),
+    analysisConcurrency: int(env, 'ANALYSIS_CONCURRENCY', 2, 1, 64),
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -224,7 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 24 * 3600),
     rateLimitMediaImports: int(env, 'RATE_LIMIT_MEDIA_IMPORTS', 30, 1),
     generationRetryLimit: int(env, 'GENERATION_RETRY_LIMIT', 2, 0, 10),
-    workerConcurrency: int(env, 'WORKER_CONCURRENCY', 1, 1, 32),
+    ...jobConcurrency(env),
     jobHeartbeatSeconds: int(env, 'JOB_HEARTBEAT_SECONDS', 30, 10, 3600),
     provider: providerConfig(env),
     outboundAllowIps: (env.OUTBOUND_ALLOW_IPS ?? '')

@@ -3,8 +3,8 @@
 import { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { AppContext, Logger } from '../context.ts';
-import { createQueues } from './queue.ts';
-import { WORKERS } from './workers.ts';
+import { createQueues } from './define-job.ts';
+import { JOBS } from './jobs.ts';
 import { sweepWorkFolders } from '../media/work-folder.ts';
 
 export async function startBoss(url: string, config: Config, log: Logger, opts: { supervise: boolean }): Promise<PgBoss> {
@@ -14,14 +14,15 @@ export async function startBoss(url: string, config: Config, log: Logger, opts: 
     max: 5,
     supervise: opts.supervise,
     schedule: opts.supervise,
-    // Workers are woken by NOTIFY the moment a job commits (polling stays as the backstop).
+    // Idle workers are woken by NOTIFY the moment a job commits (polling stays as the backstop;
+    // a busy worker takes the next job as it finishes one, see define-job.ts).
     useListenNotify: opts.supervise,
     monitorIntervalSeconds: 10,
     superviseIntervalSeconds: 10,
   });
   boss.on('error', (err) => log.error({ err: { message: err.message } }, 'pg-boss error'));
   await boss.start();
-  await createQueues(boss, config);
+  await createQueues(boss, config, JOBS);
   return boss;
 }
 
@@ -29,6 +30,6 @@ export async function startWorkers(boss: PgBoss, ctx: AppContext): Promise<strin
   // Work folders of attempts that never came back (a killed worker whose job was not retried here).
   const swept = await sweepWorkFolders(ctx.config.dataDir);
   if (swept) ctx.log.info({ swept }, 'removed abandoned work folders');
-  for (const w of WORKERS) await w.register(boss, ctx);
-  return WORKERS.map((w) => w.queue);
+  for (const job of JOBS) await job.start(boss, ctx);
+  return JOBS.map((job) => job.name);
 }

@@ -1,24 +1,47 @@
-// Queue names, their pg-boss settings, and sending a job inside a drizzle transaction so the job
-// exists exactly when the transaction that charged for it commits.
+// Queue names, the version of the payload each carries, and sending a job inside a drizzle
+// transaction so the job exists exactly when the transaction that charged for it commits.
+// Queue settings (retries, heartbeat, dead letters, concurrency) are declared by each job's
+// definition (define-job.ts); this module stays a leaf that services can import.
 import { sql } from 'drizzle-orm';
 import { fromDrizzle, type PgBoss } from 'pg-boss';
-import type { Config } from '../config.ts';
-import type { Tx } from '../services/credits.ts';
+import type { Tx } from '../services/billing/credits.ts';
 
 export const QUEUES = {
-  generation: 'generation',
-  /** Dead letters of `generation`: jobs whose every attempt was lost (worker killed). */
-  generationDead: 'generation-dead',
-  maintenance: 'maintenance',
+  /** Image generations (static ads, image AI-model outputs): quick, so never behind a render. */
+  generationImage: 'generation',
+  /** Video generations (video ads, UGC ads, video AI-model outputs): long ffmpeg renders. */
+  generationVideo: 'generation-video',
   /** Editor exports (timeline renders). */
   editorExport: 'editor-export',
-  editorExportDead: 'editor-export-dead',
   /** Reference inspirations: fetch and check their media. */
   referenceAnalysis: 'reference-analysis',
-  referenceAnalysisDead: 'reference-analysis-dead',
+  /** Housekeeping on a schedule. */
+  maintenance: 'maintenance',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/**
+ * The version of the payload each queue's jobs carry as `$version`. Bump it when the payload's
+ * shape changes, and teach the job to read the previous version too (jobs queued before a deploy
+ * are worked after it). A worker refuses jobs newer than it knows (they are retried, so a newer
+ * worker can take them during a rolling deploy).
+ */
+export const PAYLOAD_VERSIONS: Record<QueueName, number> = {
+  [QUEUES.generationImage]: 1,
+  [QUEUES.generationVideo]: 1,
+  [QUEUES.editorExport]: 1,
+  [QUEUES.referenceAnalysis]: 1,
+  [QUEUES.maintenance]: 1,
+};
+
+/** The dead-letter queue of a queue: jobs whose every attempt was lost (worker killed, timed out). */
+export const deadLetterQueue = (queue: QueueName): string => `${queue}-dead`;
+
+/** The queue of a generation, by what it makes: a quick image never waits behind a video render. */
+export function generationQueue(output: 'image' | 'video'): QueueName {
+  return output === 'video' ? QUEUES.generationVideo : QUEUES.generationImage;
+}
 
 export class QueueRefused extends Error {
   constructor(queue: string) {
@@ -33,57 +56,12 @@ export interface JobQueue {
   sendInTx(tx: Tx, queue: QueueName, data: object, id?: string): Promise<string>;
 }
 
-export async function createQueues(boss: PgBoss, config: Config): Promise<void> {
-  const existing = new Set((await boss.getQueues()).map((q) => q.name));
-  const settings: Record<string, Parameters<PgBoss['createQueue']>[1]> = {
-    // The dead-letter queue first: the generation queue refers to it.
-    [QUEUES.generationDead]: { retryLimit: 5, expireInSeconds: 120 },
-    [QUEUES.generation]: {
-      retryLimit: config.generationRetryLimit,
-      retryDelay: 2,
-      retryBackoff: true,
-      // A worker that dies stops heartbeating; the job is then retried by another worker.
-      heartbeatSeconds: config.jobHeartbeatSeconds,
-      expireInSeconds: 1800,
-      deadLetter: QUEUES.generationDead,
-      notify: true,
-    },
-    [QUEUES.maintenance]: { retryLimit: 0, expireInSeconds: 300 },
-    [QUEUES.editorExportDead]: { retryLimit: 5, expireInSeconds: 120 },
-    [QUEUES.editorExport]: {
-      retryLimit: 2,
-      retryDelay: 2,
-      retryBackoff: true,
-      heartbeatSeconds: config.jobHeartbeatSeconds,
-      expireInSeconds: 3600,
-      deadLetter: QUEUES.editorExportDead,
-      notify: true,
-    },
-    [QUEUES.referenceAnalysisDead]: { retryLimit: 5, expireInSeconds: 120 },
-    [QUEUES.referenceAnalysis]: {
-      retryLimit: 2,
-      retryDelay: 2,
-      retryBackoff: true,
-      heartbeatSeconds: config.jobHeartbeatSeconds,
-      expireInSeconds: 900,
-      deadLetter: QUEUES.referenceAnalysisDead,
-      notify: true,
-    },
-  };
-  for (const [name, options] of Object.entries(settings)) {
-    if (existing.has(name)) await boss.updateQueue(name, options);
-    else await boss.createQueue(name, options).catch(async (err) => {
-      // Created concurrently by another process.
-      if (!(await boss.getQueue(name))) throw err;
-    });
-  }
-}
-
 export function jobQueue(boss: PgBoss): JobQueue {
   return {
     boss,
     async sendInTx(tx, queue, data, id) {
-      const sent = await boss.send(queue, data, { db: fromDrizzle(tx as never, sql as never), ...(id ? { id } : {}) });
+      const payload = { ...data, $version: PAYLOAD_VERSIONS[queue] };
+      const sent = await boss.send(queue, payload, { db: fromDrizzle(tx as never, sql as never), ...(id ? { id } : {}) });
       if (!sent) throw new QueueRefused(queue);
       return sent;
     },

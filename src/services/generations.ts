@@ -7,7 +7,7 @@ import type { components } from '../../generated/openapi.d.ts';
 import type { AppContext } from '../context.ts';
 import { generations, media } from '../db/schema/index.ts';
 import { notFound } from '../errors.ts';
-import { QUEUES } from '../jobs/queue.ts';
+import { generationQueue } from '../jobs/queue.ts';
 import { runChargedCommand, type ChargedOutcome } from './billing/charged-command.ts';
 import { applyCreditChange, type Tx } from './billing/credits.ts';
 import { resolveGeneration, type CreateGenerationBody, type GenerationSpec, type ResolvedGeneration } from './generation-requests.ts';
@@ -30,7 +30,7 @@ export function createGenerationBatch(ctx: AppContext, orgId: string, body: Crea
       const id = randomUUID();
       const jobId = randomUUID();
       await sp.insert(generations).values({ id, orgId, batchId, type: body.type, spec: r.spec, credits: r.unitCredits, jobId });
-      await ctx.queue.sendInTx(sp, QUEUES.generation, { generationId: id }, jobId);
+      await ctx.queue.sendInTx(sp, generationQueue(r.spec.output), { generationId: id }, jobId);
       return id;
     },
     respond: batchResponse,

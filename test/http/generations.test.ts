@@ -39,7 +39,7 @@ async function balance(orgId: string, a: TestApp = app): Promise<number> {
 }
 async function counts(orgId: string) {
   const [g] = await sql`select count(*)::int as n from generations where org_id = ${orgId}`;
-  const [j] = await sql`select count(*)::int as n from pgboss.job where name = 'generation' and data->>'generationId' in (select id::text from generations where org_id = ${orgId})`;
+  const [j] = await sql`select count(*)::int as n from pgboss.job where name in ('generation', 'generation-video') and data->>'generationId' in (select id::text from generations where org_id = ${orgId})`;
   const [l] = await sql`select count(*)::int as n from credit_ledger where org_id = ${orgId}`;
   return { generations: g.n as number, jobs: j.n as number, ledger: l.n as number };
 }

@@ -1,11 +1,12 @@
-// The generation worker: picks a job, gathers its inputs (reference URLs through the guarded
-// client, media from storage), runs the configured provider, stores the output and completes the
-// generation, or fails it with a structured error and a refund once retries are exhausted.
-// At-least-once delivery: every step can run twice (see services/generations.ts).
+// The generation jobs (one queue for images, one for video renders, the same work): gather the
+// inputs (reference URLs through the guarded client, media from storage), run the configured
+// provider, store the output and complete the generation. Failures become the generation's error
+// with a refund once no retry follows (defineJob). At-least-once delivery: every step can run
+// twice (see services/generations.ts).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
-import type { JobWithMetadata, PgBoss } from 'pg-boss';
+import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { media } from '../db/schema/index.ts';
 import type { MediaFile } from '../media/ffmpeg.ts';
@@ -15,8 +16,9 @@ import { FetchRefused } from '../net/guarded-fetch.ts';
 import { createProvider } from '../providers/index.ts';
 import { ProviderError, type GenerationJob, type Provider } from '../providers/types.ts';
 import type { MediaInput } from '../services/generation-requests.ts';
-import { completeGeneration, failGeneration, reportProgress, startAttempt, type FailureDetail, type GenerationRow } from '../services/generations.ts';
-import { QUEUES } from './queue.ts';
+import { completeGeneration, failGeneration, reportProgress, startAttempt, type GenerationRow } from '../services/generations.ts';
+import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
+import { QUEUES, type QueueName } from './queue.ts';
 
 export interface GenerationJobData {
   generationId: string;
@@ -25,18 +27,6 @@ export interface GenerationJobData {
 const REFERENCE_IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
 const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'video/mp4': 'mp4' };
-
-/** A failure with what the generation's error object should say. */
-class JobFailure extends Error {
-  readonly detail: FailureDetail;
-  /** True when another attempt may succeed (a network hiccup, a 5xx of the input's host). */
-  readonly transient: boolean;
-  constructor(detail: FailureDetail, transient = false) {
-    super(detail.message);
-    this.detail = detail;
-    this.transient = transient;
-  }
-}
 
 async function loadMedia(ctx: AppContext, orgId: string, ids: string[]) {
   if (!ids.length) return new Map<string, typeof media.$inferSelect>();
@@ -114,24 +104,32 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
   };
 }
 
-function toFailure(err: unknown): { detail: FailureDetail; retryable: boolean } {
-  if (err instanceof JobFailure) return { detail: err.detail, retryable: err.transient };
+function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
+  if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
   if (err instanceof ProviderError) {
-    return { detail: { code: err.code, message: err.message, retryable: err.retryable, context: err.status ? { status: err.status } : {} }, retryable: err.retryable };
+    return { detail: { code: err.code, message: err.message, retryable: err.retryable, context: err.status ? { status: err.status } : {} }, retry: err.retryable };
   }
   const message = err instanceof Error ? err.message : String(err);
-  return { detail: { code: 'render_failed', message: `Rendering failed: ${message.slice(0, 500)}`, retryable: true, context: {} }, retryable: true };
+  return { detail: { code: 'render_failed', message: `Rendering failed: ${message.slice(0, 500)}`, retryable: true, context: {} }, retry: true };
 }
 
-export async function runGenerationJob(ctx: AppContext, provider: Provider, job: JobWithMetadata<GenerationJobData>): Promise<void> {
+/** One provider per configuration (a process has one), made on first use. */
+const providers = new WeakMap<Config, Provider>();
+function providerOf(config: Config): Provider {
+  let p = providers.get(config);
+  if (!p) providers.set(config, (p = createProvider(config.provider, { maxPixels: config.mediaMaxPixels, maxDimension: config.mediaMaxDimension })));
+  return p;
+}
+
+async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>, { signal, progress, annotate }: JobTools): Promise<void> {
   const g = await startAttempt(ctx, job.data.generationId);
   if (!g) return; // already completed or failed: a repeated delivery has nothing to do
+  annotate({ credits_refunded: g.credits });
   const workDir = await jobFolder(ctx.config.dataDir, `gen-${g.id}`);
-  let lastReport = 0;
   try {
-    const inputs = await gatherInputs(ctx, g, workDir, job.signal);
+    const inputs = await gatherInputs(ctx, g, workDir, signal);
     const spec = g.spec;
-    const result = await provider.generate(
+    const result = await providerOf(ctx.config).generate(
       {
         generationId: g.id,
         type: g.type as GenerationJob['type'],
@@ -158,16 +156,7 @@ export async function runGenerationJob(ctx: AppContext, provider: Provider, job:
         motionVideo: inputs.motionVideo,
         audio: inputs.audio,
       },
-      {
-        workDir,
-        signal: job.signal,
-        onProgress: (fraction) => {
-          const now = Date.now();
-          if (now - lastReport < 1000 || fraction >= 1) return;
-          lastReport = now;
-          reportProgress(ctx, g.id, fraction * 100).catch(() => {});
-        },
-      },
+      { workDir, signal, onProgress: (fraction) => progress('rendering', fraction * 100) },
     );
     const ext = EXT[result.contentType] ?? 'bin';
     const stored = await ctx.storage.put(`generations/${g.orgId}/${g.id}.${ext}`, { file: result.path }, result.contentType);
@@ -180,37 +169,27 @@ export async function runGenerationJob(ctx: AppContext, provider: Provider, job:
       durationSeconds: result.durationSeconds,
       hasAudio: spec.output === 'video' ? spec.generateAudio || Boolean(inputs.audio) : undefined,
     });
-  } catch (err) {
-    const { detail, retryable } = toFailure(err);
-    const attemptsLeft = job.retryCount < job.retryLimit;
-    if (retryable && attemptsLeft && !job.signal.aborted) {
-      ctx.log.warn({ generation: g.id, attempt: job.retryCount + 1, err: detail.message }, 'generation attempt failed; pg-boss will retry');
-      throw err;
-    }
-    await failGeneration(ctx, g.id, { ...detail, context: { ...detail.context, attempts: job.retryCount + 1, credits_refunded: g.credits } });
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });
   }
 }
 
-export const generationWorker = {
-  queue: QUEUES.generation,
-  async register(boss: PgBoss, ctx: AppContext) {
-    const provider = createProvider(ctx.config.provider, { maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension });
-    await boss.work<GenerationJobData>(
-      QUEUES.generation,
-      { batchSize: 1, localConcurrency: ctx.config.workerConcurrency, includeMetadata: true, pollingIntervalSeconds: 2 } as never,
-      async ([job]) => runGenerationJob(ctx, provider, job as unknown as JobWithMetadata<GenerationJobData>),
-    );
-    // Jobs that exhausted their attempts without a verdict (their worker died each time) land
-    // here; the generation fails with a refund like any other terminal failure.
-    await boss.work<GenerationJobData>(QUEUES.generationDead, async ([job]) => {
-      await failGeneration(ctx, job.data.generationId, {
-        code: 'worker_lost',
-        message: 'The generation was abandoned by its workers too many times',
-        retryable: true,
-        context: {},
-      });
-    });
-  },
-};
+function generationJob(name: QueueName, concurrency: (config: Config) => number) {
+  return defineJob<GenerationJobData>({
+    name,
+    concurrency,
+    retry: (config) => ({ limit: config.generationRetryLimit, delay: 2, backoff: true }),
+    heartbeatSeconds: (config) => config.jobHeartbeatSeconds,
+    expireInSeconds: 1800,
+    deadLetter: { message: 'The generation was abandoned by its workers too many times' },
+    run: runGeneration,
+    describeFailure,
+    progress: (ctx, data, percent) => reportProgress(ctx, data.generationId, percent),
+    onTerminalFailure: (ctx, data, detail) => failGeneration(ctx, data.generationId, detail),
+  });
+}
+
+/** Image generations: static ads and image AI-model outputs. */
+export const imageGenerationJob = generationJob(QUEUES.generationImage, (config) => config.imageConcurrency);
+/** Video generations: long renders, on a queue of their own so images never wait behind them. */
+export const videoGenerationJob = generationJob(QUEUES.generationVideo, (config) => config.videoConcurrency);

@@ -1,17 +1,17 @@
-// The export worker: renders an editor project snapshot with the timeline renderer (one ffmpeg
-// run, progress reported every second), stores the MP4 and completes the export, or fails it
-// with a structured error once retries are exhausted. At-least-once: a repeated delivery of a
+// The export job: renders an editor project snapshot with the timeline renderer (one ffmpeg run,
+// progress reported every second), stores the MP4 and completes the export; a failure becomes the
+// export's error once no retry follows (defineJob). At-least-once: a repeated delivery of a
 // finished export does nothing; a re-run of an interrupted one renders again and overwrites.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
-import type { JobWithMetadata, PgBoss } from 'pg-boss';
 import type { AppContext } from '../context.ts';
 import { media } from '../db/schema/index.ts';
 import { FfmpegError, probe } from '../media/ffmpeg.ts';
 import { renderTimeline, type RenderMedia } from '../media/timeline.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { completeExport, exportProgress, failExport, isCanceled, startExport, type ExportSnapshot } from '../services/editor/exports.ts';
+import { defineJob, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES } from './queue.ts';
 
 export interface ExportJobData {
@@ -29,12 +29,11 @@ class ExportCanceled extends Error {
 /** How often a rendering export checks whether it was canceled. */
 const CANCEL_POLL_MS = 500;
 
-export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJobData>): Promise<void> {
+async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools: JobTools): Promise<void> {
   const row = await startExport(ctx, job.data.exportId);
   if (!row) return;
   const snap = row.snapshot as ExportSnapshot;
   const workDir = await jobFolder(ctx.config.dataDir, `export-${row.id}`);
-  let lastReport = 0;
   // A canceled export (DELETE …/exports/{export_id}) is noticed within a second: the render is
   // aborted (its ffmpeg killed) and the partial output removed with the work folder.
   const cancel = new AbortController();
@@ -45,7 +44,7 @@ export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJ
       })
       .catch(() => {});
   }, CANCEL_POLL_MS);
-  const signal = AbortSignal.any([job.signal, cancel.signal]);
+  const signal = AbortSignal.any([tools.signal, cancel.signal]);
   try {
     const ids = [...new Set(snap.timeline.items.map((i) => i.media_id).filter((id): id is string => Boolean(id)))];
     const rows = ids.length ? await ctx.db.select().from(media).where(and(eq(media.orgId, row.orgId), inArray(media.id, ids))) : [];
@@ -62,12 +61,7 @@ export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJ
     await renderTimeline({ width: snap.width, height: snap.height, fps: snap.fps, tracks: snap.timeline.tracks, items: snap.timeline.items, media: files }, workDir, out, {
       quality: snap.quality,
       signal,
-      onProgress: (fraction) => {
-        const now = Date.now();
-        if (now - lastReport < 1000 || fraction >= 1) return;
-        lastReport = now;
-        exportProgress(ctx, row.id, fraction * 100).catch(() => {});
-      },
+      onProgress: (fraction) => tools.progress('rendering', fraction * 100),
     });
     const probed = await probe({ path: out, type: 'video/mp4' }, { signal });
     const key = `editor-exports/${row.orgId}/${row.id}.mp4`;
@@ -81,35 +75,28 @@ export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJ
       ctx.log.info({ export: row.id }, 'export canceled; render stopped');
       return;
     }
-    const attemptsLeft = job.retryCount < job.retryLimit;
-    const permanent = err instanceof MissingMedia;
-    if (!permanent && attemptsLeft && !job.signal.aborted) {
-      ctx.log.warn({ export: row.id, attempt: job.retryCount + 1, err: String(err) }, 'export attempt failed; pg-boss will retry');
-      throw err;
-    }
-    const message = err instanceof FfmpegError ? `Rendering failed: ${err.message.split('\n').slice(-3).join(' ')}` : `Rendering failed: ${(err as Error)?.message ?? String(err)}`;
-    await failExport(ctx, row.id, {
-      code: permanent ? 'input_unavailable' : 'render_failed',
-      message: message.slice(0, 1900),
-      retryable: !permanent,
-      context: { attempts: job.retryCount + 1 },
-    });
+    throw err;
   } finally {
     clearInterval(watch);
     await fs.rm(workDir, { recursive: true, force: true });
   }
 }
 
-export const editorExportWorker = {
-  queue: QUEUES.editorExport,
-  async register(boss: PgBoss, ctx: AppContext) {
-    await boss.work<ExportJobData>(
-      QUEUES.editorExport,
-      { batchSize: 1, localConcurrency: ctx.config.exportConcurrency, includeMetadata: true, pollingIntervalSeconds: 1 } as never,
-      async ([job]) => runExportJob(ctx, job as unknown as JobWithMetadata<ExportJobData>),
-    );
-    await boss.work<ExportJobData>(QUEUES.editorExportDead, async ([job]) => {
-      await failExport(ctx, job.data.exportId, { code: 'worker_lost', message: 'The export was abandoned by its workers too many times', retryable: true, context: {} });
-    });
-  },
-};
+function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
+  const permanent = err instanceof MissingMedia;
+  const message = err instanceof FfmpegError ? `Rendering failed: ${err.message.split('\n').slice(-3).join(' ')}` : `Rendering failed: ${(err as Error)?.message ?? String(err)}`;
+  return { detail: { code: permanent ? 'input_unavailable' : 'render_failed', message: message.slice(0, 1900), retryable: !permanent, context: {} }, retry: !permanent };
+}
+
+export const editorExportJob = defineJob<ExportJobData>({
+  name: QUEUES.editorExport,
+  concurrency: (config) => config.exportConcurrency,
+  retry: { limit: 2, delay: 2, backoff: true },
+  heartbeatSeconds: (config) => config.jobHeartbeatSeconds,
+  expireInSeconds: 3600,
+  deadLetter: { message: 'The export was abandoned by its workers too many times' },
+  run: runExport,
+  describeFailure,
+  progress: (ctx, data, percent) => exportProgress(ctx, data.exportId, percent),
+  onTerminalFailure: (ctx, data, detail) => failExport(ctx, data.exportId, detail),
+});
