@@ -7,8 +7,8 @@ import type { Executor } from '../operations/executor.ts';
 import { OAuthError } from '../services/oauth.ts';
 import { listenForAuthChanges, MCP_PATH } from './auth.ts';
 import { registerMcpEndpoint, sendNotAllowed } from './endpoint.ts';
-import { JSON_ENDPOINTS, registerOAuth, sendOAuthError, sendPage } from './oauth.ts';
-import { errorPage } from './pages.ts';
+import { JSON_ENDPOINTS, registerOAuth, sendOAuthError, sendPage } from '../oauth/index.ts';
+import { errorPage } from '../oauth/pages.ts';
 
 export function registerMcp(app: FastifyInstance, ctx: AppContext, executor: Executor): void {
   app.register(async (scope) => {

@@ -50,7 +50,7 @@ import {
   type AuthorizationRequest,
   type BrowserSession,
 } from '../services/oauth.ts';
-import { mcpUrls } from './auth.ts';
+import { mcpUrls } from '../mcp/auth.ts';
 import { connectionsPage, connectionsSignInPage, consentPage, errorPage, signInPage, type ClientView, type ScopeView } from './pages.ts';
 
 const COOKIE = 'mapi_oauth_session';
