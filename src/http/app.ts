@@ -12,6 +12,7 @@ import { createExecutor, operationIndex, type Executor } from '../operations/exe
 import { bindHandlers } from '../operations/registry.ts';
 import { sampleFor, sampleStore } from '../media/catalog-samples.ts';
 import { registerMcp } from '../mcp/index.ts';
+import { registerOAuth } from '../oauth/index.ts';
 import type { AnyHandler, Reply } from '../operations/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog-data.ts';
 import { PREVIEW_PREFIX } from '../services/catalog.ts';
@@ -214,7 +215,8 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
     });
   }
 
-  registerMcp(app, ctx, executor); // /mcp and its OAuth authorization server (src/mcp/)
+  registerOAuth(app, ctx); // the OAuth authorization server /mcp trusts (src/oauth/)
+  registerMcp(app, ctx, executor); // /mcp (src/mcp/)
 
   return { app, executor };
 }

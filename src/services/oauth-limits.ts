@@ -1,4 +1,4 @@
-// Rate limits of the OAuth authorization server (src/mcp/oauth.ts), on the same PostgreSQL
+// Rate limits of the OAuth authorization server (src/oauth/), on the same PostgreSQL
 // counters as the API's (./rate-limit.ts), so every API node shares them:
 //   - oauth-register:   client registrations per client IP per hour (each one stores a client);
 //   - oauth-authorize:  authorization requests per client IP per 15 minutes (each one stores a
