@@ -81,6 +81,8 @@ export async function runExportJob(ctx: AppContext, job: JobWithMetadata<ExportJ
       ctx.log.info({ export: row.id }, 'export canceled; render stopped');
       return;
     }
+    // Cut short by the service's shutdown (src/server.ts): pg-boss has released the job for another attempt.
+    if (job.signal.aborted && ctx.stopping.aborted) throw err;
     const attemptsLeft = job.retryCount < job.retryLimit;
     const permanent = err instanceof MissingMedia;
     if (!permanent && attemptsLeft && !job.signal.aborted) {

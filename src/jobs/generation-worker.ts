@@ -164,6 +164,8 @@ export async function runGenerationJob(ctx: AppContext, provider: Provider, job:
       hasAudio: spec.output === 'video' ? spec.generateAudio || Boolean(inputs.audio) : undefined,
     });
   } catch (err) {
+    // Cut short by the service's shutdown (src/server.ts): pg-boss has released the job for another attempt.
+    if (job.signal.aborted && ctx.stopping.aborted) throw err;
     const { detail, retryable } = toFailure(err);
     const attemptsLeft = job.retryCount < job.retryLimit;
     if (retryable && attemptsLeft && !job.signal.aborted) {

@@ -22,6 +22,8 @@ export async function runReferenceJob(ctx: AppContext, job: JobWithMetadata<Refe
     await completeAnalysis(ctx, row, fetched);
   } catch (err) {
     await discardStored(ctx, fetched.map((m) => m.storageKey));
+    // Cut short by the service's shutdown (src/server.ts): pg-boss has released the job for another attempt.
+    if (job.signal.aborted && ctx.stopping.aborted) throw err;
     if (err instanceof MediaRefused) {
       await failAnalysis(ctx, row.id, {
         code: 'media_rejected',

@@ -9,11 +9,12 @@ import { handlers as assets } from './assets.ts';
 import { handlers as catalog } from './catalog.ts';
 import { handlers as editor } from './editor.ts';
 import { handlers as generations } from './generations.ts';
+import { handlers as health } from './health.ts';
 import { handlers as meta } from './meta.ts';
 import { handlers as references } from './references.ts';
 
 /** Every handler module, one per spec tag. */
-export const HANDLER_MODULES: Record<string, HandlerMap> = { assets, catalog, editor, generations, meta, references };
+export const HANDLER_MODULES: Record<string, HandlerMap> = { assets, catalog, editor, generations, health, meta, references };
 
 interface OperationLike {
   operationId: string;
