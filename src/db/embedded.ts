@@ -157,18 +157,29 @@ async function startPostmaster(pgDir: string, port: number, flags: string[], log
   return child;
 }
 
-/** Fast shutdown (SIGINT): what is left of the clients is disconnected, the cluster is consistent on disk. */
-async function stopPostmaster(child: ChildProcess, timeoutMs = 30_000): Promise<void> {
+/**
+ * Smart shutdown first (SIGTERM: PostgreSQL waits for the sessions still open to end, never cutting
+ * them: our pools are closed by now, but a connection a pool just ended may still be on its way
+ * out, and a cut one reports "terminating connection due to administrator command" to its client);
+ * fast shutdown (SIGINT) when other processes' sessions keep it open past `smartMs`; immediate
+ * shutdown (SIGQUIT, crash recovery on the next start) past `fastMs` more.
+ */
+async function stopPostmaster(child: ChildProcess, smartMs = 5000, fastMs = 25_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exitsWithin = async (ms: number) => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    const done = await Promise.race([exited.then(() => true as const), late]);
+    clearTimeout(timer);
+    return done;
+  };
+  child.kill('SIGTERM');
+  if (await exitsWithin(smartMs)) return;
   child.kill('SIGINT');
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
-  if ((await Promise.race([exited, late])) === 'late') {
-    child.kill('SIGQUIT'); // immediate shutdown: crash recovery on the next start
-    await exited;
-  }
-  clearTimeout(timer);
+  if (await exitsWithin(fastMs)) return;
+  child.kill('SIGQUIT');
+  await exited;
 }
 
 export interface EmbeddedOptions {
