@@ -118,6 +118,10 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: false }),
     logController: new OneLinePerRequest(),
+    // While the server closes (SIGTERM), a request already arriving on an open keep-alive connection
+    // is answered normally, with `Connection: close`, rather than with Fastify's bare 503 outside the
+    // envelope: the shutdown's grace period bounds it (src/server.ts).
+    return503OnClosing: false,
     bodyLimit: ctx.config.bodyLimitBytes,
     // A hop count as the function Fastify builds for it (its types omit the number form).
     trustProxy: typeof ctx.config.trustProxy === 'number' ? trustHops(ctx.config.trustProxy) : ctx.config.trustProxy,
