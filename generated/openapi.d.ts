@@ -434,18 +434,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness probe
+         * @description Answers 200 while the process runs, whatever the state of its database or queue: restart the process when this stops answering. Use GET /readyz to decide whether to send it traffic. Free and public: no API key needed. At the service root (`/healthz`), not under `/api/v1`.
+         */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe
+         * @description Answers 200 when this process can serve requests: its database answers (within 2 s), every database migration is applied, its job queue is started and it is not shutting down. Otherwise 503 service_unavailable (retryable, with `Retry-After`) naming the failing checks in `context.checks`: take the process out of the load balancer until it answers 200 again. Free and public: no API key needed. At the service root (`/readyz`), not under `/api/v1`.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The process is alive. */
+        Health: {
+            /** @enum {string} */
+            status: "ok";
+        };
+        /** @description The process is ready to serve, and the checks that say so. */
+        Readiness: {
+            /** @enum {string} */
+            status: "ready";
+            checks: components["schemas"]["ReadinessChecks"];
+        };
+        /** @description Each readiness check, ok or failing. */
+        ReadinessChecks: {
+            /**
+             * @description The database answers a query within 2 seconds.
+             * @enum {string}
+             */
+            database: "ok" | "failing";
+            /**
+             * @description Every database migration this version of the service needs is applied.
+             * @enum {string}
+             */
+            migrations: "ok" | "failing";
+            /**
+             * @description The job queue (pg-boss) is started.
+             * @enum {string}
+             */
+            queue: "ok" | "failing";
+            /**
+             * @description The process is not shutting down.
+             * @enum {string}
+             */
+            accepting: "ok" | "failing";
+        };
         /** @description The error envelope of every non-2xx response. `retryable` is true exactly for 429 and 5xx. */
         Error: {
             error: {
                 /**
-                 * @description Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501.
+                 * @description Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.
                  * @enum {string}
                  */
-                code: "unauthorized" | "invalid_api_key" | "forbidden" | "payment_required" | "insufficient_credits" | "bad_request" | "idempotency_conflict" | "conflict" | "rate_limited" | "not_found" | "server_error" | "not_implemented" | "payload_too_large" | "unsupported_media_type" | "request_timeout";
+                code: "unauthorized" | "invalid_api_key" | "forbidden" | "payment_required" | "insufficient_credits" | "bad_request" | "idempotency_conflict" | "conflict" | "rate_limited" | "not_found" | "server_error" | "not_implemented" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "service_unavailable";
                 /** @description Human-readable explanation, safe to show to the user. */
                 message: string;
                 /** @description True exactly for 429 and 5xx; retry those with backoff and the same idempotency key. */
@@ -2553,6 +2627,34 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description service_unavailable: this process cannot serve right now (its database does not answer, migrations are not applied, its queue is not started, or it is shutting down); `context.checks` names each check and whether it is ok or failing. Retryable: wait `Retry-After` seconds. */
+        ServiceUnavailable: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "service_unavailable",
+                 *         "message": "Not ready; failing checks - database.",
+                 *         "retryable": true,
+                 *         "context": {
+                 *           "checks": {
+                 *             "database": "failing",
+                 *             "migrations": "failing",
+                 *             "queue": "ok",
+                 *             "accepting": "ok"
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description not_implemented: this operation is declared but its capability is not available on this deployment yet. */
         NotImplemented: {
             headers: {
@@ -2652,7 +2754,7 @@ export interface components {
          */
         "X-RateLimit-Reset": number;
         /**
-         * @description Seconds to wait before retrying (sent with 429).
+         * @description Seconds to wait before retrying (sent with 429 and 503).
          * @example 42
          */
         "Retry-After": number;
@@ -3571,6 +3673,81 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process is alive. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready to serve. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "checks": {
+                     *         "database": "ok",
+                     *         "migrations": "ok",
+                     *         "queue": "ok",
+                     *         "accepting": "ok"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -70,5 +70,11 @@ declare const validators: {
   "uploadEditorMedia__path": ValidateFunction;
   "uploadEditorMedia__query": ValidateFunction;
   "uploadEditorMedia__header": ValidateFunction;
+  "getHealth__path": ValidateFunction;
+  "getHealth__query": ValidateFunction;
+  "getHealth__header": ValidateFunction;
+  "getReadiness__path": ValidateFunction;
+  "getReadiness__query": ValidateFunction;
+  "getReadiness__header": ValidateFunction;
 };
 export = validators;

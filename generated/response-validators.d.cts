@@ -195,6 +195,15 @@ declare const validators: {
   "uploadEditorMedia__415": ValidateFunction;
   "uploadEditorMedia__429": ValidateFunction;
   "uploadEditorMedia__500": ValidateFunction;
+  "getHealth__200": ValidateFunction;
+  "getHealth__400": ValidateFunction;
+  "getHealth__429": ValidateFunction;
+  "getHealth__500": ValidateFunction;
+  "getReadiness__200": ValidateFunction;
+  "getReadiness__400": ValidateFunction;
+  "getReadiness__429": ValidateFunction;
+  "getReadiness__500": ValidateFunction;
+  "getReadiness__503": ValidateFunction;
   "Error": ValidateFunction;
   "mcp__get_workspace": ValidateFunction;
   "mcp__list_social_accounts": ValidateFunction;

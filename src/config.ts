@@ -17,6 +17,8 @@ export interface Config {
    */
   trustProxy: boolean | number | string[];
   logLevel: string;
+  /** On SIGTERM/SIGINT: how long in-flight requests and running jobs may take to finish before they are cut (jobs released for retry). */
+  shutdownGraceSeconds: number;
   demoWorkspace: boolean;
   /** HMAC secret of signed media URLs; unset: one generated and kept in the database (shared by every node). */
   mediaSigningSecret: string | undefined;
@@ -188,6 +190,14 @@ function trustProxy(raw: string | undefined): boolean | number | string[] {
   return list;
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(raw: string | undefined): string {
+  const level = raw || 'info';
+  if (!LOG_LEVELS.includes(level)) throw new Error(`Environment variable LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  return level;
+}
+
 function timeoutConfig(env: NodeJS.ProcessEnv): TimeoutConfig {
   const t: TimeoutConfig = {
     headersSeconds: int(env, 'HEADERS_TIMEOUT_SECONDS', 20, 1, 3600),
@@ -237,7 +247,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiOnly: bool(env, 'API_ONLY', false),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024),
     trustProxy: trustProxy(env.TRUST_PROXY),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: logLevel(env.LOG_LEVEL),
+    shutdownGraceSeconds: int(env, 'SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
     demoWorkspace: bool(env, 'DEMO_WORKSPACE', true),
     mediaSigningSecret: env.MEDIA_SIGNING_SECRET || undefined,
     mediaUrlTtlSeconds: int(env, 'MEDIA_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),

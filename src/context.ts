@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { Db, Sql } from './db/client.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { GuardedFetcher } from './net/guarded-fetch.ts';
+import type { Readiness } from './services/health.ts';
 import type { RateLimiter } from './services/rate-limit.ts';
 import type { Storage } from './storage/index.ts';
 
@@ -23,4 +24,8 @@ export interface AppContext {
   rateLimiters: Record<string, RateLimiter>;
   /** The one client for user-supplied URLs. */
   fetcher: GuardedFetcher;
+  /** Aborted when the service begins to stop (a job cut short by it is released for retry, not failed). */
+  stopping: AbortSignal;
+  /** What GET /readyz reports: the database answers, migrations are applied, the queue is up. */
+  readiness(): Promise<Readiness>;
 }

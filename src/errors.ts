@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   server_error: 500,
   not_implemented: 501,
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,27 +1,45 @@
 // npm start: the API and the job workers in one process (API_ONLY=1 for API nodes only).
-import { loadConfig } from './config.ts';
-import { BindError } from './operations/registry.ts';
-import { startService } from './server.ts';
-import { ensureDemoWorkspace } from './services/demo.ts';
+import { handleSignals, ShutdownRequested } from './lifecycle.ts';
+// Signal handlers first: a SIGTERM or Ctrl-C during start-up stops what was started, in order.
+const life = handleSignals('media-api');
+
+const { loadConfig } = await import('./config.ts');
+const { createLogger } = await import('./logger.ts');
+const { BindError } = await import('./operations/registry.ts');
+const { startService } = await import('./server.ts');
+const { ensureDemoWorkspace } = await import('./services/demo.ts');
 
 const config = loadConfig();
+const log = createLogger(config.logLevel);
+life.setLogger(log);
+// Requests and jobs get the grace period; closing pools and stopping PostgreSQL get the rest.
+life.setDeadline((config.shutdownGraceSeconds + 30) * 1000);
 const say = (s: string) => process.stdout.write(`${s}\n`);
 
 say(`media-api: starting (${config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`}) …`);
-let service: Awaited<ReturnType<typeof startService>>;
+let service: Awaited<ReturnType<typeof startService>> | undefined;
 try {
-  service = await startService({ config });
+  service = await startService({ config, log, signal: life.signal });
 } catch (err) {
   if (err instanceof BindError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(78);
   }
-  throw err;
+  if (!(err instanceof ShutdownRequested)) throw err;
+  life.onShutdown(async () => {}); // everything started was stopped by startService: exit 0
 }
-say(`media-api: API listening on ${service.address}/api/v1 (workers ${service.boss ? 'on' : 'off'})`);
+if (service) {
+  const running = service;
+  life.onShutdown(() => running.stop());
+  say(`media-api: API listening on ${service.address}/api/v1 (workers ${service.boss ? 'on' : 'off'})`);
+}
 
-if (config.demoWorkspace) {
-  const demo = await ensureDemoWorkspace(service.ctx.db);
+if (service && config.demoWorkspace && !life.signal.aborted) {
+  // A signal meanwhile closes the database under it: that failure is the shutdown's, not an error.
+  const demo = await ensureDemoWorkspace(service.ctx.db).catch((err: unknown) => {
+    if (life.signal.aborted) return undefined;
+    throw err;
+  });
   if (demo) {
     say('');
     say('First run: created a demo workspace (paid plan, 1000 credits) and an API key. The key is shown once:');
@@ -32,20 +50,4 @@ if (config.demoWorkspace) {
     say(`  curl ${config.publicBaseUrl}/api/v1/models`);
     say('');
   }
-}
-
-let stopping = false;
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(sig, () => {
-    if (stopping) return;
-    stopping = true;
-    say(`media-api: ${sig}, shutting down …`);
-    service.stop().then(
-      () => process.exit(0),
-      (err) => {
-        process.stderr.write(`shutdown failed: ${err}\n`);
-        process.exit(1);
-      },
-    );
-  });
 }

@@ -1,9 +1,15 @@
-// Composition root: database, context, HTTP app and (unless API_ONLY) the job workers.
+// Composition root: database, context, HTTP app and (unless API_ONLY) the job workers, and the
+// one ordered stop: HTTP closed (in-flight requests finish), jobs drained up to the grace period
+// then released for another worker, pg-boss and the LISTEN connection stopped, pools closed, the
+// embedded PostgreSQL stopped last.
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { loadConfig, type Config } from './config.ts';
 import type { AppContext, Logger } from './context.ts';
+import { ShutdownRequested } from './lifecycle.ts';
+import { createLogger, type AppLogger } from './logger.ts';
+import { readiness } from './services/health.ts';
 import { connect, openDatabase, type Database } from './db/client.ts';
 import { buildApp } from './http/app.ts';
 import { bindHandlers } from './operations/registry.ts';
@@ -26,42 +32,59 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-export const consoleLogger = (level: string): Logger => {
-  const quiet = level === 'silent';
-  const line = (kind: string) => (obj: unknown, msg?: string) => {
-    if (quiet) return;
-    process.stderr.write(`${JSON.stringify({ level: kind, time: new Date().toISOString(), msg, ...(typeof obj === 'object' ? obj : { detail: obj }) })}\n`);
-  };
-  return { info: level === 'info' || level === 'debug' ? line('info') : () => {}, warn: line('warn'), error: line('error') };
-};
-
 export interface StartOptions {
   config?: Config;
   api?: boolean;
   workers?: boolean;
-  log?: Logger;
+  /** The process's logger (src/logger.ts); one is made from LOG_LEVEL when omitted. */
+  log?: AppLogger;
+  /** Aborted by a signal during start-up: what was started is stopped and ShutdownRequested is thrown. */
+  signal?: AbortSignal;
+}
+
+/** Resolves with `work`, or after `ms` with 'late' (work keeps running). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | 'late'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.max(0, ms))));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export async function startService(opts: StartOptions = {}): Promise<Service> {
   const config = opts.config ?? loadConfig();
-  const log = opts.log ?? consoleLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel);
+  const checkSignal = () => {
+    if (opts.signal?.aborted) throw opts.signal.reason instanceof ShutdownRequested ? opts.signal.reason : new ShutdownRequested('signal');
+  };
   configureMediaLimits({ maxMemoryMb: config.ffmpegMaxMemoryMb, maxPixels: config.mediaMaxPixels });
   const api = opts.api ?? true;
   const workers = opts.workers ?? !config.apiOnly;
   // Bind first: a contract/handler mismatch refuses boot before anything is started.
   const handlers = api ? bindHandlers() : undefined;
+  checkSignal();
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     log: config.logLevel === 'debug' ? (l) => log.info({ pg: l }) : undefined,
   });
+  // Aborted when stop() begins: /readyz answers 503 from then on, and jobs cut short by the end
+  // of the grace period are released for retry rather than failed.
+  const stopping = new AbortController();
+  let queueUp = false;
   let app: FastifyInstance | undefined;
   let boss: PgBoss | undefined;
   let address: string | undefined;
   let ctx: AppContext;
   let rateLimit: ReturnType<typeof connect> | undefined;
   try {
+    checkSignal();
     boss = await startBoss(database.url, config, log, { supervise: workers });
+    queueUp = true;
+    boss.on('stopped', () => (queueUp = false));
+    checkSignal();
     // Rate-limit counters need no durability (a lost increment after a crash is harmless), so their
     // connections commit without waiting for the WAL flush: the hot counter row stays cheap.
     rateLimit = connect(database.url, 4, { synchronous_commit: 'off' });
@@ -84,37 +107,61 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         media_imports: createRateLimiter(rateLimitDb, 'media_imports', config.rateLimitMediaImports, config.rateLimitWindowSeconds),
         ...oauthRateLimiters(rateLimitDb, config),
       },
+      stopping: stopping.signal,
+      readiness: () => readiness(database.sql, { queueUp: () => queueUp, stopping: () => stopping.signal.aborted }),
       fetcher: createGuardedFetcher({
         allowIps: config.outboundAllowIps,
         timeoutMs: config.outboundFetchTimeoutMs,
         maxBytes: config.outboundFetchMaxBytes,
       }),
     };
+    checkSignal();
     if (api) {
-      app = buildApp({ ctx, handlers }).app;
+      app = buildApp({ ctx, handlers, logger: log }).app;
       await app.listen({ port: config.port, host: config.host });
       const addr = app.server.address();
       address = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;
     }
+    checkSignal();
     if (workers) await startWorkers(boss, ctx);
+    checkSignal();
   } catch (err) {
+    stopping.abort();
     await app?.close();
     await boss?.stop({ graceful: false }).catch(() => {});
     await rateLimit?.sql.end();
     await database.close();
     throw err;
   }
+  const graceMs = config.shutdownGraceSeconds * 1000;
+  let stopped: Promise<void> | undefined;
   return {
     app,
     ctx,
     database,
     boss,
     address,
-    async stop() {
-      await app?.close();
-      await boss?.stop({ graceful: true, timeout: 10_000 });
-      await rateLimit?.sql.end({ timeout: 5 });
-      await database.close();
+    stop() {
+      stopped ??= (async () => {
+        const deadline = Date.now() + graceMs;
+        stopping.abort();
+        // 1. No new requests; those in flight finish (up to the grace period, then their connections are cut).
+        if (app) {
+          const server = app.server;
+          if ((await within(app.close(), graceMs)) === 'late') {
+            log.warn({ grace_seconds: config.shutdownGraceSeconds }, 'requests still running at the end of the grace period: connections closed');
+            server.closeAllConnections();
+          }
+        }
+        // 2. Running jobs finish within what is left of the grace period; pg-boss then fails (releases)
+        //    the rest, so they are retried by another worker or after a restart, and closes its pool
+        //    and its LISTEN connection.
+        await boss?.stop({ graceful: true, timeout: Math.max(1000, deadline - Date.now()), close: true });
+        // 3. The pools (the auth_changed LISTEN connection is ctx.sql's), then the embedded PostgreSQL, last.
+        await rateLimit?.sql.end({ timeout: 5 });
+        await database.close();
+      })();
+      return stopped;
     },
   };
 }

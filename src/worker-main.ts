@@ -1,10 +1,22 @@
 // npm run worker: job workers alone, for scale-out next to API-only nodes.
-import { loadConfig } from './config.ts';
-import { startService } from './server.ts';
+import { handleSignals, ShutdownRequested } from './lifecycle.ts';
+// Signal handlers first: a SIGTERM or Ctrl-C during start-up stops what was started, in order.
+const life = handleSignals('media-api worker');
+
+const { loadConfig } = await import('./config.ts');
+const { createLogger } = await import('./logger.ts');
+const { startService } = await import('./server.ts');
 
 const config = loadConfig();
-const service = await startService({ config, api: false, workers: true });
-process.stdout.write(`media-api worker: running queues against ${config.databaseUrl ? 'DATABASE_URL' : config.dataDir}\n`);
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => void service.stop().then(() => process.exit(0)));
+const log = createLogger(config.logLevel);
+life.setLogger(log);
+life.setDeadline((config.shutdownGraceSeconds + 30) * 1000);
+
+try {
+  const service = await startService({ config, log, api: false, workers: true, signal: life.signal });
+  life.onShutdown(() => service.stop());
+  process.stdout.write(`media-api worker: running queues against ${config.databaseUrl ? 'DATABASE_URL' : config.dataDir}\n`);
+} catch (err) {
+  if (!(err instanceof ShutdownRequested)) throw err;
+  life.onShutdown(async () => {}); // everything started was stopped by startService
 }

@@ -164,6 +164,7 @@ export function buildIndex(spec: JsonObject): OperationIndex {
       const success = Object.keys(responses).map(Number).filter((s) => s >= 200 && s < 300);
       if (success.length === 0) throw new Error(`${operationId} declares no 2xx response`);
       const tags = (op.tags ?? []) as string[];
+      const servers = (op.servers ?? item.servers) as JsonObject[] | undefined;
       const tools = (op['x-mcp-tools'] ?? null) as McpToolEntry[] | null;
       if (!Array.isArray(tools)) throw new Error(`${operationId} must declare x-mcp-tools (use [] for none)`);
       const scopes = scopesOf(op.security);
@@ -173,6 +174,7 @@ export function buildIndex(spec: JsonObject): OperationIndex {
         method: method.toUpperCase(),
         path: p,
         routePath: routePath(p),
+        ...(servers?.length ? { server: String(servers[0].url) } : {}),
         tag: tags[0] ?? 'default',
         summary: String(op.summary ?? ''),
         description: String(op.description ?? ''),

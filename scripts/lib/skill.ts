@@ -53,6 +53,9 @@ function scopeText(op: OperationIndexEntry): string {
   return op.scopes.map((s) => `\`${s}\``).join(' or ');
 }
 
+/** The path as a client writes it: relative to the document's server, or from the root for operations with their own. */
+const shownPath = (op: OperationIndexEntry) => (op.server === undefined ? op.path : `${op.server.replace(/\/$/, '')}${op.path}`);
+
 export function renderSkill(spec: JsonObject, index: OperationIndex): string {
   const info = spec.info as JsonObject;
   const server = ((spec.servers ?? []) as JsonObject[])[0]?.url ?? '';
@@ -65,16 +68,16 @@ export function renderSkill(spec: JsonObject, index: OperationIndex): string {
   out.push(`API version ${info.version}. Generated from the OpenAPI document; the contract itself is at \`GET ${server}/openapi.json\`.`, '');
   if (info.description) out.push(String(info.description).trim(), '');
 
-  out.push('## Endpoints', '', `All paths are relative to \`${server}\`.`, '');
+  out.push('## Endpoints', '', `All paths are relative to \`${server}\` unless shown from the root (the health probes).`, '');
   out.push('| method | path | scopes | summary |', '|---|---|---|---|');
   for (const op of index.operations) {
-    out.push(`| ${op.method} | \`${op.path}\` | ${scopeText(op)} | ${cell(op.summary)}${op.deprecated ? ' (deprecated)' : ''} |`);
+    out.push(`| ${op.method} | \`${shownPath(op)}\` | ${scopeText(op)} | ${cell(op.summary)}${op.deprecated ? ' (deprecated)' : ''} |`);
   }
   out.push('');
 
   for (const op of index.operations) {
     const raw = deref(spec, (deref(spec, paths[op.path]) as JsonObject)[op.method.toLowerCase()] as Json);
-    out.push(`### ${op.method} ${op.path} — \`${op.operationId}\``, '');
+    out.push(`### ${op.method} ${shownPath(op)} — \`${op.operationId}\``, '');
     if (op.deprecated) out.push(`**Deprecated**${op.aliasOf ? `: use \`${op.aliasOf}\` instead` : ''}.`, '');
     out.push(
       `Scopes: ${scopeText(op)}.${op.rateLimit ? ` Rate-limited per workspace (policy \`${op.rateLimit}\`; see the RateLimit headers).` : ''}${op.mcpTools.length ? ` MCP tool${op.mcpTools.length > 1 ? 's' : ''}: ${op.mcpTools.map((t) => `\`${t.name}\``).join(', ')}.` : ''}`,

@@ -1,7 +1,11 @@
 // The admin CLI. Each command prints one JSON object on stdout and exits 0, or prints an
 // error on stderr and exits non-zero (1: failed, 2: usage). It uses DATABASE_URL/DATA_DIR
 // like the server, and attaches to the embedded database when the server is running.
+// SIGTERM/SIGINT do not cut a command short (each is one short transaction): it finishes, the
+// database is closed (the embedded PostgreSQL stopped if this process started it) and the exit
+// code is the command's. A second signal exits at once.
 import { parseArgs } from 'node:util';
+import { handleSignals } from '../lifecycle.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase, type Database } from '../db/client.ts';
 import { createApiKey, revokeApiKey, validateScopes } from '../services/api-keys.ts';
@@ -175,6 +179,7 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
   }
 }
 
+const life = handleSignals('admin');
 const config = loadConfig();
 let opened: Database | undefined;
 const database = async () => {
@@ -185,15 +190,20 @@ const database = async () => {
   return opened;
 };
 
-let code = 0;
-try {
-  const result = await run(process.argv.slice(2), database);
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-} catch (err) {
-  const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-  process.stderr.write(`admin: error: ${(err as Error).message}\n${usage ? `${USAGE}\n` : ''}`);
-  code = usage ? 2 : 1;
-} finally {
-  await opened?.close();
-}
-process.exit(code);
+const finished = (async () => {
+  let code = 0;
+  try {
+    const result = await run(process.argv.slice(2), database);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } catch (err) {
+    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(`admin: error: ${(err as Error).message}\n${usage ? `${USAGE}\n` : ''}`);
+    code = usage ? 2 : 1;
+  } finally {
+    await opened?.close();
+  }
+  return code;
+})();
+// A signal waits for the command; without one, the process exits when it is done.
+life.onShutdown(() => finished);
+process.exit(await finished);

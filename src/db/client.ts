@@ -1,6 +1,7 @@
 // Database connection: postgres.js + drizzle. `openDatabase` resolves DATABASE_URL or the
 // embedded cluster, applies committed migrations under an advisory lock (several processes
 // may start at once) and returns the handles every service uses.
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
@@ -34,6 +35,19 @@ export async function runMigrations(url: string): Promise<void> {
   } finally {
     await sql.end();
   }
+}
+
+/** `when` of the newest committed migration (drizzle's journal); 0 when there is none. */
+function newestMigration(): number {
+  const journal = JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, 'utf8')) as { entries: { when: number }[] };
+  return Math.max(0, ...journal.entries.map((e) => e.when));
+}
+
+/** True when the database has every committed migration (drizzle records each one's `when` as created_at). */
+export async function migrationsApplied(sql: Sql): Promise<boolean> {
+  const [row] = await sql<{ newest: string | null }[]>`
+    select max(created_at)::text as newest from drizzle.__drizzle_migrations`;
+  return Number(row?.newest ?? 0) >= newestMigration();
 }
 
 export function connect(url: string, max = 20, settings: Record<string, string> = {}): { db: Db; sql: Sql } {

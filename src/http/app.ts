@@ -1,11 +1,12 @@
 // The REST adapter: one Fastify route per spec operation, every error in the envelope.
 // Fastify does no validation here (routes carry no schemas, and the validator compiler
 // refuses to be used): the executor validates with the AJV validators compiled from the spec.
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCors from '@fastify/cors';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ApiError, isRetryableStatus, type ErrorCode } from '../errors.ts';
 import { createExecutor, operationIndex, type Executor } from '../operations/executor.ts';
@@ -23,11 +24,40 @@ import { clientErrorHandler, registerBodyTimeouts, serverTimeoutOptions } from '
 
 export const API_PREFIX = '/api/v1';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The spec operation a route serves (in its request log line). */
+    operationId?: string;
+  }
+}
+
 export interface BuildOptions {
   ctx: AppContext;
   /** Handlers already bound by bindHandlers(); bound here when omitted. */
   handlers?: Map<string, AnyHandler>;
-  logger?: boolean | { level: string };
+  /** The process's pino logger (src/logger.ts); none: Fastify logs nothing. */
+  logger?: FastifyBaseLogger;
+}
+
+/**
+ * One log line per request, when its answer is written (Fastify's default is two: `incoming
+ * request` and `request completed`): request id (`reqId`, bound by Fastify), method, path (no
+ * query string: media signatures and OAuth codes stay out of the logs), operationId, status and
+ * response time in milliseconds.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = {
+      method: request.method,
+      url: request.url.split('?')[0],
+      operationId: request.routeOptions.config?.operationId,
+      statusCode: reply.statusCode,
+      responseTime: Math.round(reply.elapsedTime * 10) / 10,
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
 }
 
 function send(reply: FastifyReply, out: Reply) {
@@ -84,10 +114,15 @@ function fromFrameworkError(err: FastifyError): ApiError {
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
 
-export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: BuildOptions): { app: FastifyInstance; executor: Executor } {
+export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOptions): { app: FastifyInstance; executor: Executor } {
   const executor = createExecutor(ctx, handlers);
   const app = Fastify({
-    logger,
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    logController: new OneLinePerRequest(),
+    // While the server closes (SIGTERM), a request already arriving on an open keep-alive connection
+    // is answered normally, with `Connection: close`, rather than with Fastify's bare 503 outside the
+    // envelope: the shutdown's grace period bounds it (src/server.ts).
+    return503OnClosing: false,
     bodyLimit: ctx.config.bodyLimitBytes,
     // A hop count as the function Fastify builds for it (its types omit the number form).
     trustProxy: typeof ctx.config.trustProxy === 'number' ? trustHops(ctx.config.trustProxy) : ctx.config.trustProxy,
@@ -114,8 +149,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
       if (apiError.code === 'payload_too_large') apiError.context.limit_bytes = req.routeOptions?.bodyLimit ?? ctx.config.bodyLimitBytes;
       return sendError(reply, apiError);
     }
-    req.log.error({ err }, 'unhandled error');
-    ctx.log.error({ err: { message: err.message, stack: err.stack }, url: req.url }, 'unhandled error');
+    req.log.error({ err, url: req.url.split('?')[0] }, 'unhandled error');
     return sendError(reply, new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key'));
   });
 
@@ -146,6 +180,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
   // at the preview URLs the catalog gives; more specific than the static previews' wildcard.
   app.register(async (scope) => {
     const store = sampleStore(ctx.config.dataDir);
+    mkdirSync(store.root, { recursive: true });
     await scope.register(fastifyStatic, { root: store.root, serve: false, decorateReply: true, index: false, maxAge: '1d', immutable: false });
     const serve = (dir: string, ext: string) => async (req: FastifyRequest, reply: FastifyReply) => {
       const rel = `${dir}/${(req.params as { id: string }).id}.${ext}`;
@@ -165,6 +200,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
 
   // Stored media at signed, expiring URLs (storage.signedUrl), outside the API contract like a CDN.
   app.register(async (scope) => {
+    mkdirSync(path.join(ctx.config.dataDir, 'media'), { recursive: true });
     await scope.register(fastifyStatic, { root: path.join(ctx.config.dataDir, 'media'), serve: false, decorateReply: true, index: false });
     scope.get(`${MEDIA_PREFIX}*`, async (req, reply) => {
       const key = decodeURIComponent((req.params as { '*': string })['*']);
@@ -182,7 +218,9 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger = false }: Bui
   for (const op of operationIndex.operations) {
     app.route({
       method: op.method as 'GET',
-      url: `${API_PREFIX}${op.routePath}`,
+      // Under /api/v1, or under the operation's own server (the health probes, at the root).
+      url: `${op.server === undefined ? API_PREFIX : op.server.replace(/\/$/, '')}${op.routePath}`,
+      config: { operationId: op.operationId },
       // Each operation's body limit is the contract's (`x-body-limit-bytes` on its request body),
       // BODY_LIMIT_BYTES where it declares none: a 300 KB body cannot reach an operation built for 16 KB.
       bodyLimit: op.requestBody?.limitBytes ?? ctx.config.bodyLimitBytes,

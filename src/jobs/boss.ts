@@ -20,7 +20,7 @@ export async function startBoss(url: string, config: Config, log: Logger, opts: 
     monitorIntervalSeconds: 10,
     superviseIntervalSeconds: 10,
   });
-  boss.on('error', (err) => log.error({ err: { message: err.message } }, 'pg-boss error'));
+  boss.on('error', (err) => log.error({ err }, 'pg-boss error'));
   await boss.start();
   await createQueues(boss, config, JOBS);
   return boss;

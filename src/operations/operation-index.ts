@@ -49,6 +49,8 @@ export interface OperationIndexEntry extends IndexEntryCommon {
   method: string;
   path: string;
   routePath: string;
+  /** The operation's own server URL when the spec overrides the document's (`/` for the health probes); absent: under the document's server (/api/v1). */
+  server?: string;
 }
 
 /**

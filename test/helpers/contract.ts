@@ -11,7 +11,7 @@ const headerValidators = paramValidators as unknown as Record<string, ValidateFu
 
 const matchers = operationIndex.operations.map((op) => ({
   op,
-  re: new RegExp(`^/api/v1${op.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+  re: new RegExp(`^${op.server === undefined ? '/api/v1' : op.server.replace(/\/$/, '')}${op.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
 }));
 
 export function findOperation(method: string, url: string): OperationInfo | undefined {
