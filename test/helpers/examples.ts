@@ -34,7 +34,8 @@ export function exampleBody(op: OperationInfo): unknown {
 }
 
 export function examplePath(op: OperationInfo, ids: Record<string, string | number> = {}): string {
-  return `/api/v1${op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+  const base = op.server === '/' ? '' : (op.server ?? '/api/v1');
+  return `${base}${op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
     if (ids[name] !== undefined) return String(ids[name]);
     const p = op.params.find((x) => x.in === 'path' && x.name === name)!;
     const schema = deref((p as Obj).schema ?? deref((operationSpec(op).parameters ?? []).map(deref).find((x: Obj) => x.name === name)?.schema));

@@ -12,9 +12,11 @@ const authed = operationIndex.operations.filter((o) => o.scopes.length > 0);
 const publicOps = operationIndex.operations.filter((o) => o.scopes.length === 0);
 
 t.test('public operations need no key', async (t) => {
-  t.same(publicOps.map((o) => o.operationId).sort(), ['getOpenApiDocument', 'getSkill', 'listModels']);
+  t.same(publicOps.map((o) => o.operationId).sort(), ['getHealth', 'getOpenApiDocument', 'getReadiness', 'getSkill', 'listModels']);
   for (const op of publicOps) {
-    const res = await app.request(op.method, `/api/v1${op.path}`);
+    // The health probes live at the server root (their own `servers` entry), the rest under /api/v1.
+    const base = op.server === '/' ? '' : (op.server ?? '/api/v1');
+    const res = await app.request(op.method, `${base}${op.path}`);
     t.equal(res.status, 200, `${op.operationId} without a key`);
   }
 });
