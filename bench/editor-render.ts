@@ -15,8 +15,8 @@ import { loadConfig } from '../src/config.ts';
 import { FFMPEG_PATH } from '../src/media/ffmpeg.ts';
 import { planRender, type RenderMedia } from '../src/media/timeline.ts';
 import { startService } from '../src/server.ts';
-import { createApiKey } from '../src/services/api-keys.ts';
-import { createOrganization } from '../src/services/organizations.ts';
+import { createApiKey } from '../src/services/workspaces/api-keys.ts';
+import { createOrganization } from '../src/services/workspaces/organizations.ts';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } });
 const rounds = Number(values.rounds);

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import postgres from 'postgres';
-import { findTemplate } from '../src/services/catalog-data.ts';
+import { findTemplate } from '../src/services/catalog/catalog-data.ts';
 import { load, median, startService } from './lib/servers.ts';
 
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' } } });

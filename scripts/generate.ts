@@ -14,7 +14,7 @@
 //   catalog-validators.cjs  AJV standalone validators for spec/catalog.yaml, voices.yaml, avatars.yaml
 //   catalog-data.d.ts       the types of those documents
 // Generation fails when a catalog data file breaks the schema or the cross-checks of
-// src/services/catalog-checks.ts (every problem named by file and JSON path).
+// src/services/catalog/catalog-checks.ts (every problem named by file and JSON path).
 // Usage: node scripts/generate.ts [--out DIR] [--check]
 //   --check regenerates into a temporary folder and exits 1 when generated/ differs.
 import fs from 'node:fs';
@@ -23,8 +23,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { buildArtifacts, buildCatalogArtifacts } from './lib/codegen.ts';
-import { CATALOG_FILES, CatalogDataError, crossCheckProblems } from '../src/services/catalog-checks.ts';
-import type { CatalogSources } from '../src/services/catalog-data.ts';
+import { CATALOG_FILES, CatalogDataError, crossCheckProblems } from '../src/services/catalog/catalog-checks.ts';
+import type { CatalogSources } from '../src/services/catalog/catalog-data.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);

@@ -17,7 +17,7 @@ import {
   referencedPreviews,
   type AspectRatio,
   type PreviewRef,
-} from '../src/services/catalog-data.ts';
+} from '../src/services/catalog/catalog-data.ts';
 import { hash32, rng } from '../src/providers/render/layout.ts';
 
 // ---------------------------------------------------------------------------------------

@@ -3,8 +3,8 @@ import type { Config } from './config.ts';
 import type { Db, Sql } from './db/client.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { GuardedFetcher } from './net/guarded-fetch.ts';
-import type { Readiness } from './services/health.ts';
-import type { RateLimiter } from './services/rate-limit.ts';
+import type { Readiness } from './services/platform/health.ts';
+import type { RateLimiter } from './services/billing/rate-limit.ts';
 import type { Storage } from './storage/index.ts';
 
 export interface Logger {

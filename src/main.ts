@@ -7,7 +7,7 @@ const { loadConfig } = await import('./config.ts');
 const { createLogger } = await import('./logger.ts');
 const { BindError } = await import('./operations/registry.ts');
 const { startService } = await import('./server.ts');
-const { ensureDemoWorkspace } = await import('./services/demo.ts');
+const { ensureDemoWorkspace } = await import('./services/workspaces/demo.ts');
 
 const config = loadConfig();
 const log = createLogger(config.logLevel);

@@ -9,7 +9,7 @@ import { loadConfig, type Config } from './config.ts';
 import type { AppContext, Logger } from './context.ts';
 import { ShutdownRequested } from './lifecycle.ts';
 import { createLogger, type AppLogger } from './logger.ts';
-import { readiness } from './services/health.ts';
+import { readiness } from './services/platform/health.ts';
 import { connect, openDatabase, type Database } from './db/client.ts';
 import { buildApp } from './http/app.ts';
 import { bindHandlers } from './operations/registry.ts';
@@ -17,9 +17,9 @@ import { startBoss, startWorkers } from './jobs/boss.ts';
 import { jobQueue } from './jobs/queue.ts';
 import { configureMediaLimits } from './media/ffmpeg.ts';
 import { createGuardedFetcher } from './net/guarded-fetch.ts';
-import { createRateLimiter } from './services/rate-limit.ts';
-import { oauthRateLimiters } from './services/oauth-limits.ts';
-import { sharedSecret } from './services/secrets.ts';
+import { createRateLimiter } from './services/billing/rate-limit.ts';
+import { oauthRateLimiters } from './services/oauth/oauth-limits.ts';
+import { sharedSecret } from './services/platform/secrets.ts';
 import { localStorage } from './storage/index.ts';
 
 export interface Service {

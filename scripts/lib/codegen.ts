@@ -7,7 +7,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { renderSkill } from './skill.ts';
 import type { ValidateFunction } from 'ajv';
 import { createRequire } from 'node:module';
-import { CatalogDataError, schemaProblems } from '../../src/services/catalog-checks.ts';
+import { CatalogDataError, schemaProblems } from '../../src/services/catalog/catalog-checks.ts';
 
 import type {
   Json,

@@ -8,11 +8,11 @@ import { parseArgs } from 'node:util';
 import { handleSignals } from '../lifecycle.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase, type Database } from '../db/client.ts';
-import { createApiKey, revokeApiKey, validateScopes } from '../services/api-keys.ts';
-import { checkEmail, checkPassword, createMember, MemberError } from '../services/members.ts';
-import { listGrants, revokeGrantById } from '../services/oauth.ts';
-import { pendingReviews, reviewReference } from '../services/references.ts';
-import { createOrganization, getOrganization, grantCredits, isUuid, setPlan, type Plan } from '../services/organizations.ts';
+import { createApiKey, revokeApiKey, validateScopes } from '../services/workspaces/api-keys.ts';
+import { checkEmail, checkPassword, createMember, MemberError } from '../services/oauth/members.ts';
+import { listGrants, revokeGrantById } from '../services/oauth/oauth.ts';
+import { pendingReviews, reviewReference } from '../services/references/references.ts';
+import { createOrganization, getOrganization, grantCredits, isUuid, setPlan, type Plan } from '../services/workspaces/organizations.ts';
 
 const USAGE = `Usage: npm run -s admin -- <command>
   org create --name NAME [--credits N] [--plan paid|none]

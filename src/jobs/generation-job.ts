@@ -2,7 +2,7 @@
 // inputs (reference URLs through the guarded client, media from storage), run the configured
 // provider, store the output and complete the generation. Failures become the generation's error
 // with a refund once no retry follows (defineJob). At-least-once delivery: every step can run
-// twice (see services/generations.ts).
+// twice (see services/generations/generations.ts).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
@@ -15,8 +15,8 @@ import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
 import { createProvider } from '../providers/index.ts';
 import { ProviderError, type GenerationJob, type Provider } from '../providers/types.ts';
-import type { MediaInput } from '../services/generation-requests.ts';
-import { completeGeneration, failGeneration, reportProgress, startAttempt, type GenerationRow } from '../services/generations.ts';
+import type { MediaInput } from '../services/generations/generation-requests.ts';
+import { completeGeneration, failGeneration, reportProgress, startAttempt, type GenerationRow } from '../services/generations/generations.ts';
 import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES, type QueueName } from './queue.ts';
 

@@ -1,8 +1,8 @@
 // Every job a worker process runs, each declared with defineJob. Later capabilities append theirs.
 import type { AppContext } from '../context.ts';
 import { purgeExpiredIdempotency } from '../services/billing/idempotency.ts';
-import { purgeExpiredOAuth } from '../services/oauth.ts';
-import { purgeExpiredRateLimits } from '../services/rate-limit.ts';
+import { purgeExpiredOAuth } from '../services/oauth/oauth.ts';
+import { purgeExpiredRateLimits } from '../services/billing/rate-limit.ts';
 import { defineJob, type AnyJob } from './define-job.ts';
 import { editorExportJob } from './editor-export-job.ts';
 import { imageGenerationJob, videoGenerationJob } from './generation-job.ts';

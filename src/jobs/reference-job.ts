@@ -5,7 +5,7 @@
 // workers too many times fails and refunds it too (defineJob).
 import type { AppContext } from '../context.ts';
 import { discardStored } from '../services/editor/media.ts';
-import { completeAnalysis, failAnalysis, fetchReferenceMedia, MediaRefused, startAnalysis } from '../services/references.ts';
+import { completeAnalysis, failAnalysis, fetchReferenceMedia, MediaRefused, startAnalysis } from '../services/references/references.ts';
 import { defineJob, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES } from './queue.ts';
 

@@ -6,8 +6,8 @@ import { hash } from 'node:crypto';
 import type { AppContext } from '../context.ts';
 import type { Sql } from '../db/client.ts';
 import { ApiError } from '../errors.ts';
-import { resolveApiKey, type AuthContext } from '../services/api-keys.ts';
-import { resolveAccessToken } from '../services/oauth.ts';
+import { resolveApiKey, type AuthContext } from '../services/workspaces/api-keys.ts';
+import { resolveAccessToken } from '../services/oauth/oauth.ts';
 
 export const MCP_PATH = '/mcp';
 

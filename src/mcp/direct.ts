@@ -23,7 +23,7 @@
 //   - `tools/list` with no params, empty params or only a string `cursor` (this server has one
 //     page; the SDK handler ignored the cursor too) answers the same tool list, serialised once.
 import type { CallToolResult, JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { AuthContext } from '../services/api-keys.ts';
+import type { AuthContext } from '../services/workspaces/api-keys.ts';
 import { LISTED_TOOLS, runTool, TOOLS_BY_NAME, type McpToolRow, type ToolDeps } from './tools.ts';
 
 /** A message the direct path answers. */

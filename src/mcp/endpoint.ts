@@ -14,7 +14,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { operationIndex } from '../operations/executor.ts';
-import type { AuthContext } from '../services/api-keys.ts';
+import type { AuthContext } from '../services/workspaces/api-keys.ts';
 import { answerDirect, directRequest } from './direct.ts';
 import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';

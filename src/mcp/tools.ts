@@ -12,7 +12,7 @@ import { ApiError } from '../errors.ts';
 import { entriesById, operationsById, type Executor, type OperationCall } from '../operations/executor.ts';
 import type { McpToolRow } from '../operations/operation-index.ts';
 import type { Reply } from '../operations/types.ts';
-import type { AuthContext } from '../services/api-keys.ts';
+import type { AuthContext } from '../services/workspaces/api-keys.ts';
 
 export type { McpToolRow };
 

@@ -10,7 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL, type RawAvatar, type RawVoice } from '../services/catalog-data.ts';
+import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL, type RawAvatar, type RawVoice } from '../services/catalog/catalog-data.ts';
 import { inputArgs, runFfmpeg } from './ffmpeg.ts';
 import { synthesizeSpeech } from './tts.ts';
 

@@ -11,9 +11,9 @@
 // and passes the Origin / Sec-Fetch-Site check; the headers forbid framing, caching and script.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import openapi from '../../generated/openapi.json' with { type: 'json' };
-import { SCOPES } from '../services/api-keys.ts';
-import { getSignedInMember } from '../services/members.ts';
-import { OAUTH_LIMITS, waitText } from '../services/oauth-limits.ts';
+import { SCOPES } from '../services/workspaces/api-keys.ts';
+import { getSignedInMember } from '../services/oauth/members.ts';
+import { OAUTH_LIMITS, waitText } from '../services/oauth/oauth-limits.ts';
 import {
   approveRequest,
   canonicalResource,
@@ -34,7 +34,7 @@ import {
   switchBrowserSession,
   type AuthorizationRequest,
   type BrowserSession,
-} from '../services/oauth.ts';
+} from '../services/oauth/oauth.ts';
 import { FORM_LIMIT, formTarget, limited, redirectHost, redirectWith, sendPage, seeOther, type OAuthServer } from './http.ts';
 import { consentPage, errorPage, signInPage, type ClientView, type ScopeView } from './pages.ts';
 import { attemptSignIn, currentSession, sameSite, setSessionCookie } from './session.ts';

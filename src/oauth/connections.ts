@@ -4,9 +4,9 @@
 // form token is bound to the session. The page signs in and out by itself (action=sign-in,
 // sign-out, disconnect).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { getSignedInMember } from '../services/members.ts';
-import { OAUTH_LIMITS, waitText } from '../services/oauth-limits.ts';
-import { createBrowserSession, csrfToken, listGrants, revokeGrantById, safeEqual, switchBrowserSession, type BrowserSession } from '../services/oauth.ts';
+import { getSignedInMember } from '../services/oauth/members.ts';
+import { OAUTH_LIMITS, waitText } from '../services/oauth/oauth-limits.ts';
+import { createBrowserSession, csrfToken, listGrants, revokeGrantById, safeEqual, switchBrowserSession, type BrowserSession } from '../services/oauth/oauth.ts';
 import { FORM_LIMIT, limited, sendPage, seeOther, type OAuthServer } from './http.ts';
 import { connectionsPage, connectionsSignInPage, errorPage } from './pages.ts';
 import { attemptSignIn, currentSession, sameSite, setSessionCookie } from './session.ts';

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { mcpUrls } from '../mcp/auth.ts';
-import { OAuthError } from '../services/oauth.ts';
+import { OAuthError } from '../services/oauth/oauth.ts';
 
 /** Largest form body of the OAuth endpoints and pages, and of a dynamic registration. */
 export const FORM_LIMIT = 64 * 1024;
@@ -22,7 +22,7 @@ export interface OAuthServer {
   origin: string;
   /** PUBLIC_BASE_URL is https: cookies are Secure. */
   secure: boolean;
-  /** The rate limiter of a policy (src/services/oauth-limits.ts). */
+  /** The rate limiter of a policy (src/services/oauth/oauth-limits.ts). */
   limiter(policy: string): AppContext['rateLimiters'][string];
 }
 

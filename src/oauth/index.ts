@@ -7,12 +7,12 @@
 //   ./connections.ts  GET/POST /oauth/connections             the member's connected apps (disconnect)
 //   ./token.ts        POST /oauth/token, /oauth/revoke        grants and RFC 7009 revocation
 // with what they share in ./http.ts (answers, forms, cookies), ./session.ts (the member's browser
-// session, sign-in) and ./pages.ts (the HTML). The logic is in src/services/oauth.ts.
+// session, sign-in) and ./pages.ts (the HTML). The logic is in src/services/oauth/oauth.ts.
 // Registered as an encapsulated plugin, so its form-body parser and error handler stay out of the
 // REST API and /mcp.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { OAuthError } from '../services/oauth.ts';
+import { OAuthError } from '../services/oauth/oauth.ts';
 import { registerAuthorize } from './authorize.ts';
 import { registerConnections } from './connections.ts';
 import { JSON_ENDPOINTS, oauthServer, registerFormParser, sendOAuthError, sendPage } from './http.ts';

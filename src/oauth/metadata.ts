@@ -4,7 +4,7 @@
 //   GET /.well-known/oauth-authorization-server      RFC 8414 metadata of this server
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import openapi from '../../generated/openapi.json' with { type: 'json' };
-import { SCOPES } from '../services/api-keys.ts';
+import { SCOPES } from '../services/workspaces/api-keys.ts';
 import type { OAuthServer } from './http.ts';
 
 const sendJson = (reply: FastifyReply, body: string) =>

@@ -1,8 +1,8 @@
 // POST /oauth/register: RFC 7591 dynamic client registration, limited per client IP (each
 // registration stores a client).
 import type { FastifyInstance } from 'fastify';
-import { OAUTH_LIMITS, waitText } from '../services/oauth-limits.ts';
-import { OAuthError, registerClient } from '../services/oauth.ts';
+import { OAUTH_LIMITS, waitText } from '../services/oauth/oauth-limits.ts';
+import { OAuthError, registerClient } from '../services/oauth/oauth.ts';
 import { FORM_LIMIT, limited, sendOAuthError, type OAuthServer } from './http.ts';
 
 export function registerRegistration(app: FastifyInstance, { ctx, limiter }: OAuthServer): void {

@@ -2,9 +2,9 @@
 // a cookie (HttpOnly, SameSite=Lax, Path=/oauth, Secure on https), the same-site check every form
 // POST passes, and password sign-in with failed attempts limited per account and per address.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { normalizeEmail, verifyMemberPassword, type SignedInMember } from '../services/members.ts';
-import { OAUTH_LIMITS, waitText } from '../services/oauth-limits.ts';
-import { findBrowserSession, type BrowserSession } from '../services/oauth.ts';
+import { normalizeEmail, verifyMemberPassword, type SignedInMember } from '../services/oauth/members.ts';
+import { OAUTH_LIMITS, waitText } from '../services/oauth/oauth-limits.ts';
+import { findBrowserSession, type BrowserSession } from '../services/oauth/oauth.ts';
 import { limited, readCookie, sendPage, type OAuthServer } from './http.ts';
 import { errorPage } from './pages.ts';
 
@@ -29,7 +29,7 @@ export function sameSite({ origin }: OAuthServer, req: FastifyRequest, reply: Fa
 
 /**
  * Checks a member's password, with failed sign-ins limited per account and per address
- * (src/services/oauth-limits.ts): the member, or the message and status to show (Retry-After set).
+ * (src/services/oauth/oauth-limits.ts): the member, or the message and status to show (Retry-After set).
  */
 export async function attemptSignIn(
   { ctx, limiter }: OAuthServer,

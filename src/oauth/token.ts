@@ -5,7 +5,7 @@
 // Errors are JSON {error, error_description}: 400, or 401 for invalid_client (with a Basic
 // challenge when Basic credentials were tried).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticateClient, checkScopes, exchangeCode, OAuthError, parseScope, refreshTokens, revokeToken } from '../services/oauth.ts';
+import { authenticateClient, checkScopes, exchangeCode, OAuthError, parseScope, refreshTokens, revokeToken } from '../services/oauth/oauth.ts';
 import { FORM_LIMIT, opt, parseBasic, readForm, sendOAuthError, type OAuthServer } from './http.ts';
 
 type Basic = { id: string; secret: string } | undefined;

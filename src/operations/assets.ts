@@ -1,6 +1,6 @@
 // Workspace assets (GET /assets) and the voices among them ranked for a script (MCP-only tool recommend_voice).
-import { workspaceAssets } from '../services/assets.ts';
-import { recommendVoices } from '../services/voice-recommendations.ts';
+import { workspaceAssets } from '../services/assets/assets.ts';
+import { recommendVoices } from '../services/assets/voice-recommendations.ts';
 import { defineHandlers } from './types.ts';
 
 export const handlers = defineHandlers({

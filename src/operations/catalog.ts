@@ -1,5 +1,5 @@
 // GET /models: the catalog of templates and AI models, serialised once per process.
-import { catalogJson } from '../services/catalog.ts';
+import { catalogJson } from '../services/catalog/catalog.ts';
 import { defineHandlers, Reply } from './types.ts';
 
 export const handlers = defineHandlers({

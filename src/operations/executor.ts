@@ -7,7 +7,7 @@ import type { ErrorObject } from 'ajv';
 import indexJson from '../../generated/operations.json' with { type: 'json' };
 import type { AppContext } from '../context.ts';
 import { ApiError, badRequest, type FieldError } from '../errors.ts';
-import { authenticate, type AuthContext } from '../services/api-keys.ts';
+import { authenticate, type AuthContext } from '../services/workspaces/api-keys.ts';
 import { bodyValidatorName, type IndexEntry, type OperationIndex, type OperationIndexEntry } from './operation-index.ts';
 import { Reply, type AnyHandler } from './types.ts';
 import { MAX_FIELD_ERRORS, validate } from './validate.ts';

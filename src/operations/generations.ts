@@ -1,5 +1,5 @@
 // POST /generations and GET /generations/{id}.
-import { createGenerationBatch, getGeneration } from '../services/generations.ts';
+import { createGenerationBatch, getGeneration } from '../services/generations/generations.ts';
 import { defineHandlers } from './types.ts';
 
 export const handlers = defineHandlers({

@@ -1,5 +1,5 @@
 // GET and POST /reference-inspirations (seed 4.7, 4.8).
-import { createReference, listReferences } from '../services/references.ts';
+import { createReference, listReferences } from '../services/references/references.ts';
 import { defineHandlers } from './types.ts';
 
 export const handlers = defineHandlers({

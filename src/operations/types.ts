@@ -5,7 +5,7 @@
 import type { McpOnlyTools } from '../../generated/mcp-only-tools.d.ts';
 import type { operations } from '../../generated/openapi.d.ts';
 import type { AppContext } from '../context.ts';
-import type { AuthContext } from '../services/api-keys.ts';
+import type { AuthContext } from '../services/workspaces/api-keys.ts';
 
 export type OperationId = keyof operations;
 

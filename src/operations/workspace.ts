@@ -1,5 +1,5 @@
 // The caller's workspace (MCP-only tool get_workspace): organization, plan, credits and scopes.
-import { getWorkspace } from '../services/organizations.ts';
+import { getWorkspace } from '../services/workspaces/organizations.ts';
 import { defineHandlers } from './types.ts';
 
 export const handlers = defineHandlers({

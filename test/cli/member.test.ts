@@ -5,8 +5,8 @@ import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { connect } from '../../src/db/client.ts';
 import { members } from '../../src/db/schema/index.ts';
-import { createOrganization } from '../../src/services/organizations.ts';
-import { verifyMemberPassword } from '../../src/services/members.ts';
+import { createOrganization } from '../../src/services/workspaces/organizations.ts';
+import { verifyMemberPassword } from '../../src/services/oauth/members.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
 const run = promisify(execFile);

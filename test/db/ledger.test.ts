@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { connect, type Db } from '../../src/db/client.ts';
 import { creditLedger, organizations } from '../../src/db/schema/index.ts';
 import { applyCreditChange, ledgerSum } from '../../src/services/billing/credits.ts';
-import { createOrganization, grantCredits } from '../../src/services/organizations.ts';
+import { createOrganization, grantCredits } from '../../src/services/workspaces/organizations.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
 const url = await createTestDatabase(t);

@@ -8,8 +8,8 @@ import type { Test } from 'tap';
 import { loadConfig } from '../../src/config.ts';
 import type { Service } from '../../src/server.ts';
 import { startService } from '../../src/server.ts';
-import { createApiKey } from '../../src/services/api-keys.ts';
-import { createOrganization, type Plan } from '../../src/services/organizations.ts';
+import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
+import { createOrganization, type Plan } from '../../src/services/workspaces/organizations.ts';
 import { checkResponse } from './contract.ts';
 import { createTestDatabase } from './db.ts';
 

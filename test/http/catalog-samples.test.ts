@@ -8,7 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { AVATAR_VIDEO, sampleFor, sampleLanguage, sampleText } from '../../src/media/catalog-samples.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
-import { findVoice } from '../../src/services/catalog-data.ts';
+import { findVoice } from '../../src/services/catalog/catalog-data.ts';
 import { startTestApp } from '../helpers/app.ts';
 
 const app = await startTestApp(t);

@@ -9,7 +9,7 @@ import { and, eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { brandKits, customAvatars, media, referenceInspirations } from '../../src/db/schema/index.ts';
 import { applyCreditChange, ledgerSum } from '../../src/services/billing/credits.ts';
-import { findTemplate } from '../../src/services/catalog-data.ts';
+import { findTemplate } from '../../src/services/catalog/catalog-data.ts';
 import { colorPng } from '../editor/helpers.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 

@@ -5,7 +5,7 @@ import http from 'node:http';
 import sharp from 'sharp';
 import t from 'tap';
 import { brandKits, media, referenceInspirations } from '../../src/db/schema/index.ts';
-import { findAiModel, findTemplate } from '../../src/services/catalog-data.ts';
+import { findAiModel, findTemplate } from '../../src/services/catalog/catalog-data.ts';
 import { ledgerSum } from '../../src/services/billing/credits.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -203,7 +203,7 @@ t.test('idempotency: replay, conflict, body fallback, expiry', async (t) => {
   const poor = await app.workspace({ credits: 0 });
   const refused = await app.request('POST', '/api/v1/generations', { key: poor.key, body, headers: { 'idempotency-key': 'k-poor' } });
   t.equal(refused.status, 402);
-  const { grantCredits } = await import('../../src/services/organizations.ts');
+  const { grantCredits } = await import('../../src/services/workspaces/organizations.ts');
   await grantCredits(db, poor.orgId, staticCredits);
   const afterTopUp = await app.request('POST', '/api/v1/generations', { key: poor.key, body, headers: { 'idempotency-key': 'k-poor' } });
   t.equal(afterTopUp.status, 200);
@@ -349,7 +349,7 @@ t.test('a terminal failure refunds the credits exactly once', async (t) => {
   const refunds = await renderApp.service.ctx.sql`select * from credit_ledger where org_id = ${ws.orgId} and reason = 'generation_refund'`;
   t.equal(refunds.length, 1, 'one refund row');
   t.equal(refunds[0].reference, `generation:${id}`);
-  const { failGeneration } = await import('../../src/services/generations.ts');
+  const { failGeneration } = await import('../../src/services/generations/generations.ts');
   t.equal(await failGeneration(renderApp.service.ctx, id, { code: 'x', message: 'again', retryable: false, context: {} }), false, 'a second failure does nothing');
   t.equal(await balance(ws.orgId, renderApp), 500, 'no double refund');
   t.equal(await ledgerSum(renderApp.service.ctx.db, ws.orgId), 500);

@@ -5,7 +5,7 @@
 // JSON bodies in another charset than UTF-8.
 import t, { type Test } from 'tap';
 import { JSON_MAX_DEPTH } from '../../src/http/json-body.ts';
-import { findTemplate } from '../../src/services/catalog-data.ts';
+import { findTemplate } from '../../src/services/catalog/catalog-data.ts';
 import { startTestApp, type ApiResponse } from '../helpers/app.ts';
 
 const app = await startTestApp(t);

@@ -5,7 +5,7 @@
 // last_used_at, credits) notify nothing and keep the cache.
 import postgres from 'postgres';
 import t from 'tap';
-import { createApiKey } from '../../src/services/api-keys.ts';
+import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
 import { member, oauthTokens, startMcpApp } from './helpers.ts';
 
 const app = await startMcpApp(t, { MCP_AUTH_CACHE_SECONDS: '300' });

@@ -12,8 +12,8 @@ import { buildIndex, buildMcpTools, toToolSchema, type JsonObject } from '../../
 import { connect as connectDb } from '../../src/db/client.ts';
 import { operationIndex } from '../../src/operations/executor.ts';
 import { bindHandlers, HANDLER_MODULES } from '../../src/operations/registry.ts';
-import { createApiKey } from '../../src/services/api-keys.ts';
-import { createOrganization } from '../../src/services/organizations.ts';
+import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
+import { createOrganization } from '../../src/services/workspaces/organizations.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Test } from 'tap';
-import { createMember } from '../../src/services/members.ts';
+import { createMember } from '../../src/services/oauth/members.ts';
 import { freePort, startTestApp, type TestApp, type TestAppOptions } from '../helpers/app.ts';
 
 /** The service with PUBLIC_BASE_URL equal to the address it listens on. */

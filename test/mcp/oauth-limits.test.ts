@@ -1,4 +1,4 @@
-// Rate limits of the OAuth authorization server (src/services/oauth-limits.ts) on the real
+// Rate limits of the OAuth authorization server (src/services/oauth/oauth-limits.ts) on the real
 // service with small limits: failed sign-ins per account (a correct password waits too, other
 // accounts do not, success clears the count) and per client IP; client registrations and
 // authorization requests per client IP; the client IP from X-Forwarded-For only with TRUST_PROXY.

@@ -5,7 +5,7 @@ import { eq, inArray, sql } from 'drizzle-orm';
 import t from 'tap';
 import { oauthBrowserSessions, oauthClients, oauthCodes, oauthGrants, oauthTokens } from '../../src/db/schema/index.ts';
 import { QUEUES } from '../../src/jobs/queue.ts';
-import { purgeExpiredOAuth } from '../../src/services/oauth.ts';
+import { purgeExpiredOAuth } from '../../src/services/oauth/oauth.ts';
 import { member, oauthTokens as flow, startMcpApp } from './helpers.ts';
 
 const DAY = 24 * 3600 * 1000;

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import t from 'tap';
 import { eq } from 'drizzle-orm';
 import { oauthCodes, oauthGrants, oauthTokens } from '../../src/db/schema/index.ts';
-import { approveRequest, createAuthorizationRequest, createBrowserSession, getAuthorizationRequest, sha256 } from '../../src/services/oauth.ts';
+import { approveRequest, createAuthorizationRequest, createBrowserSession, getAuthorizationRequest, sha256 } from '../../src/services/oauth/oauth.ts';
 import {
   authorizeOverHttp,
   Browser,

@@ -1,5 +1,5 @@
 // The catalog data files are checked by their JSON Schema (spec/catalog-data.schema.yaml, compiled
-// into generated/catalog-validators.cjs) and by the cross-checks of src/services/catalog-checks.ts.
+// into generated/catalog-validators.cjs) and by the cross-checks of src/services/catalog/catalog-checks.ts.
 // Broken documents go through the real loader (readCatalogSources with injected documents) and
 // through the generator's own validation (buildCatalogArtifacts); each must be refused with a
 // problem naming the file and the JSON path of the fault.
@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import t, { type Test } from 'tap';
 import { parse } from 'yaml';
 import { buildCatalogArtifacts, type CatalogDataFile } from '../../scripts/lib/codegen.ts';
-import { CATALOG_FILES } from '../../src/services/catalog-checks.ts';
-import { CatalogDataError, loadCatalogData, readCatalogSources, type CatalogDocuments } from '../../src/services/catalog-data.ts';
+import { CATALOG_FILES } from '../../src/services/catalog/catalog-checks.ts';
+import { CatalogDataError, loadCatalogData, readCatalogSources, type CatalogDocuments } from '../../src/services/catalog/catalog-data.ts';
 
 /** A parsed YAML document, edited freely by the cases below. */
 type Doc = any;

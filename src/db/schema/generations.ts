@@ -76,7 +76,7 @@ export const generations = pgTable(
     batchId: uuid('batch_id').notNull(),
     type: text('type', { enum: ['static_ad', 'video_ad', 'ugc_ad', 'ai_model'] }).notNull(),
     status: text('status', { enum: ['generating', 'completed', 'error'] }).notNull().default('generating'),
-    /** The resolved job: template/model, dimensions, duration, references… (see services/generations.ts). */
+    /** The resolved job: template/model, dimensions, duration, references… (see services/generations/generations.ts). */
     spec: jsonb('spec').notNull(),
     credits: integer('credits').notNull(),
     outputMediaId: uuid('output_media_id').references(() => media.id),

@@ -16,7 +16,7 @@ import { ensureSoundEffect, SOUND_EFFECTS_BY_ID, soundEffectKey } from '../../me
 import { synthesizeSpeech, SpeechFailed, type SpokenWord } from '../../media/tts.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
 import { createTranscriptionProvider, TranscriptionFailed, type TranscriptionProvider } from '../../providers/transcription.ts';
-import { findVoice, loadCatalogData } from '../catalog-data.ts';
+import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
 import type { Tx } from '../billing/credits.ts';
 import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert, type MediaRow } from './media.ts';
 

@@ -3,9 +3,9 @@
 // itself is shown once, at creation.
 import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
-import { apiKeys, organizations } from '../db/schema/index.ts';
-import { ApiError } from '../errors.ts';
+import type { Db } from '../../db/client.ts';
+import { apiKeys, organizations } from '../../db/schema/index.ts';
+import { ApiError } from '../../errors.ts';
 
 export const SCOPES = ['generations:read', 'generations:write', 'social:read', 'social:write'] as const;
 export type Scope = (typeof SCOPES)[number];

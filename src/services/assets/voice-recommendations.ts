@@ -3,8 +3,8 @@
 // score (locale match, the language detected from the script when none is given) and a style
 // score (the style's words against each voice's style tags, summary, gender and age), each
 // voice with a score from 0 to 1 and a one-line reason.
-import type { components } from '../../generated/openapi.d.ts';
-import type { AppContext } from '../context.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import type { AppContext } from '../../context.ts';
 import { workspaceAssets } from './assets.ts';
 
 type Schemas = components['schemas'];

@@ -12,17 +12,17 @@
 //         target suggestions for new media. Free.
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, inArray } from 'drizzle-orm';
-import type { components } from '../../generated/openapi.d.ts';
-import type { AppContext } from '../context.ts';
-import { media, referenceInspirations } from '../db/schema/index.ts';
-import { ApiError, badRequest, type FieldError } from '../errors.ts';
-import { QUEUES } from '../jobs/queue.ts';
-import { FetchRefused } from '../net/guarded-fetch.ts';
-import { findTemplate, referenceTemplateTargets, type ReferenceTemplateTarget } from './catalog-data.ts';
-import { runChargedCommand, type Priced } from './billing/charged-command.ts';
-import { applyCreditChange, type Tx } from './billing/credits.ts';
-import { decodeInlineData, discardStored, ingest, receiveBuffer, type MediaInsert, type MediaRow } from './editor/media.ts';
-import { urlFilename } from './editor/resources.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import type { AppContext } from '../../context.ts';
+import { media, referenceInspirations } from '../../db/schema/index.ts';
+import { ApiError, badRequest, type FieldError } from '../../errors.ts';
+import { QUEUES } from '../../jobs/queue.ts';
+import { FetchRefused } from '../../net/guarded-fetch.ts';
+import { findTemplate, referenceTemplateTargets, type ReferenceTemplateTarget } from '../catalog/catalog-data.ts';
+import { runChargedCommand, type Priced } from '../billing/charged-command.ts';
+import { applyCreditChange, type Tx } from '../billing/credits.ts';
+import { decodeInlineData, discardStored, ingest, receiveBuffer, type MediaInsert, type MediaRow } from '../editor/media.ts';
+import { urlFilename } from '../editor/resources.ts';
 
 export type CreateReferenceBody = components['schemas']['CreateReferenceInspirationRequest'];
 export type ReferenceView = components['schemas']['ReferenceInspiration'];

@@ -1,8 +1,8 @@
 // Secrets the service makes once and every node shares, kept in the database.
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
-import { serviceSecrets } from '../db/schema/index.ts';
+import type { Db } from '../../db/client.ts';
+import { serviceSecrets } from '../../db/schema/index.ts';
 
 export async function sharedSecret(db: Db, name: string): Promise<Buffer> {
   await db

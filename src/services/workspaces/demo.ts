@@ -1,5 +1,5 @@
 // First run with an empty database: a demo workspace and a key to try the API with.
-import type { Db } from '../db/client.ts';
+import type { Db } from '../../db/client.ts';
 import { createApiKey } from './api-keys.ts';
 import { createOrganization, organizationCount, type Organization } from './organizations.ts';
 

@@ -17,20 +17,20 @@
 //
 // Erasable TypeScript only (runs directly on Node 24 type stripping).
 
-import type { components as CatalogSchema } from '../../generated/catalog-data.d.ts';
-import type { components } from '../../generated/openapi.d.ts';
-import validators from '../../generated/catalog-validators.cjs';
+import type { components as CatalogSchema } from '../../../generated/catalog-data.d.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import validators from '../../../generated/catalog-validators.cjs';
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { CATALOG_FILES, CatalogDataError, crossCheckProblems, pointer, schemaProblems } from './catalog-checks.ts';
 
 export { CatalogDataError } from './catalog-checks.ts';
 
-export const CATALOG_URL = new URL('../../spec/catalog.yaml', import.meta.url);
-export const VOICES_URL = new URL('../../spec/voices.yaml', import.meta.url);
-export const AVATARS_URL = new URL('../../spec/avatars.yaml', import.meta.url);
+export const CATALOG_URL = new URL('../../../spec/catalog.yaml', import.meta.url);
+export const VOICES_URL = new URL('../../../spec/voices.yaml', import.meta.url);
+export const AVATARS_URL = new URL('../../../spec/avatars.yaml', import.meta.url);
 /** Directory holding the preview files; serve it at the previewBase given to the builders. */
-export const PREVIEWS_DIR_URL = new URL('../../spec/previews/', import.meta.url);
+export const PREVIEWS_DIR_URL = new URL('../../../spec/previews/', import.meta.url);
 
 // ---------------------------------------------------------------------------------------
 // Raw data types (what the YAML files hold, after validation): generated from the schema

@@ -1,7 +1,7 @@
 // Health of the process for load balancers and orchestrators: GET /healthz (the process is alive)
 // and GET /readyz (it can serve: the database answers, its migrations are applied, the queue is
 // started, and it is not stopping).
-import { migrationsApplied, type Sql } from '../db/client.ts';
+import { migrationsApplied, type Sql } from '../../db/client.ts';
 
 export type CheckState = 'ok' | 'failing';
 

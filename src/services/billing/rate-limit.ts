@@ -4,8 +4,8 @@
 // (generations), a client IP (OAuth registration, authorization), an account (sign-in failures).
 import { RateLimiterDrizzle, RateLimiterRes } from 'rate-limiter-flexible';
 import { lt } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
-import { rateLimits } from '../db/schema/index.ts';
+import type { Db } from '../../db/client.ts';
+import { rateLimits } from '../../db/schema/index.ts';
 
 export interface RateLimitDecision {
   allowed: boolean;

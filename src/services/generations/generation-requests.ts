@@ -4,15 +4,15 @@
 // brand kits, avatars, media and references that the workspace does not have are 404s.
 // It runs as the charged command's `prepare`, after the idempotency key: a replay never gets here.
 import { and, eq, inArray } from 'drizzle-orm';
-import type { components } from '../../generated/openapi.d.ts';
-import type { Db } from '../db/client.ts';
-import { brandKits, customAvatars, media, referenceInspirations } from '../db/schema/index.ts';
-import { ApiError, badRequest } from '../errors.ts';
-import type { GuardedFetcher } from '../net/guarded-fetch.ts';
-import type { Priced } from './billing/charged-command.ts';
-import type { Tx } from './billing/credits.ts';
-import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from './catalog-data.ts';
-import { resolveDimensions } from '../providers/types.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import type { Db } from '../../db/client.ts';
+import { brandKits, customAvatars, media, referenceInspirations } from '../../db/schema/index.ts';
+import { ApiError, badRequest } from '../../errors.ts';
+import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
+import type { Priced } from '../billing/charged-command.ts';
+import type { Tx } from '../billing/credits.ts';
+import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from '../catalog/catalog-data.ts';
+import { resolveDimensions } from '../../providers/types.ts';
 
 /** The request body as the contract defines it (defaults already filled in by the validator). */
 export type CreateGenerationBody = components['schemas']['CreateGenerationRequest'];

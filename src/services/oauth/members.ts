@@ -3,8 +3,8 @@
 // defaults follow the OWASP minimum: 19 MiB, 2 passes, 1 lane).
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
 import { eq } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
-import { members, organizations } from '../db/schema/index.ts';
+import type { Db } from '../../db/client.ts';
+import { members, organizations } from '../../db/schema/index.ts';
 
 const ARGON2ID = 2 as Algorithm;
 const EMAIL_RE = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;

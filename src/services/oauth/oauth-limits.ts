@@ -10,9 +10,9 @@
 // The failure limits are checked before the password is (so a locked account also spares the
 // argon2 work), and counted after a failure. Concurrent guesses that pass the check together can
 // exceed the limit by the number in flight; the limit is a brake, not an exact quota.
-import type { Config } from '../config.ts';
-import type { Db } from '../db/client.ts';
-import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/client.ts';
+import { createRateLimiter, type RateLimiter } from '../billing/rate-limit.ts';
 
 export const OAUTH_LIMITS = {
   register: 'oauth-register',

@@ -4,7 +4,7 @@
 // and avatars.yaml (keys, types, vocabularies, patterns, lengths, counts, ranges);
 // generated/catalog-validators.cjs checks them. The rest is here: uniqueness of slugs and ids,
 // cross-references, pricing arithmetic, ascending durations, workflow coverage.
-// src/services/catalog-data.ts runs both at load (plus the preview files on disk), and
+// src/services/catalog/catalog-data.ts runs both at load (plus the preview files on disk), and
 // `npm run generate` runs both on the committed files.
 //
 // A problem reads `<file> <JSON pointer> <message>`, e.g.

@@ -7,8 +7,8 @@
 // a fast hash is the right tool, as for API keys).
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, eq, isNull, lt, sql } from 'drizzle-orm';
-import type { OAuthConfig } from '../config.ts';
-import type { Db } from '../db/client.ts';
+import type { OAuthConfig } from '../../config.ts';
+import type { Db } from '../../db/client.ts';
 import {
   oauthAuthorizationRequests,
   oauthBrowserSessions,
@@ -17,9 +17,9 @@ import {
   oauthGrants,
   oauthTokens,
   organizations,
-} from '../db/schema/index.ts';
-import { SCOPES, type AuthContext } from './api-keys.ts';
-import { isUuid } from './organizations.ts';
+} from '../../db/schema/index.ts';
+import { SCOPES, type AuthContext } from '../workspaces/api-keys.ts';
+import { isUuid } from '../workspaces/organizations.ts';
 
 export const OAUTH_SCOPES: readonly string[] = SCOPES;
 

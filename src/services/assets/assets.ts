@@ -1,10 +1,10 @@
 // Workspace assets (GET /assets): the org's brand kits, public and custom avatars, built-in
 // and ready custom voices, and the reference template targets derived from the catalog.
 import { and, asc, eq } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
-import { brandKits, customAvatars, customVoices } from '../db/schema/index.ts';
-import { builtInVoices, publicAvatars, referenceTemplateTargets } from './catalog-data.ts';
-import { previewBase } from './catalog.ts';
+import type { Db } from '../../db/client.ts';
+import { brandKits, customAvatars, customVoices } from '../../db/schema/index.ts';
+import { builtInVoices, publicAvatars, referenceTemplateTargets } from '../catalog/catalog-data.ts';
+import { previewBase } from '../catalog/catalog.ts';
 
 export async function workspaceAssets(db: Db, orgId: string, publicBaseUrl: string) {
   const base = previewBase(publicBaseUrl);

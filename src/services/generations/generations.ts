@@ -3,13 +3,13 @@
 // (progress, completion, failure with exactly-once refund).
 import { randomUUID } from 'node:crypto';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { components } from '../../generated/openapi.d.ts';
-import type { AppContext } from '../context.ts';
-import { generations, media } from '../db/schema/index.ts';
-import { notFound } from '../errors.ts';
-import { generationQueue } from '../jobs/queue.ts';
-import { runChargedCommand, type ChargedOutcome } from './billing/charged-command.ts';
-import { applyCreditChange, type Tx } from './billing/credits.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import type { AppContext } from '../../context.ts';
+import { generations, media } from '../../db/schema/index.ts';
+import { notFound } from '../../errors.ts';
+import { generationQueue } from '../../jobs/queue.ts';
+import { runChargedCommand, type ChargedOutcome } from '../billing/charged-command.ts';
+import { applyCreditChange, type Tx } from '../billing/credits.ts';
 import { resolveGeneration, type CreateGenerationBody, type GenerationSpec, type ResolvedGeneration } from './generation-requests.ts';
 
 export type FailureDetail = components['schemas']['FailureDetail'];

@@ -1,12 +1,12 @@
 // Workspaces (organizations): plan and credit balance. Used by the admin CLI, the first-run demo
 // and the MCP tool get_workspace.
 import { count, eq } from 'drizzle-orm';
-import type { components } from '../../generated/openapi.d.ts';
-import type { Db } from '../db/client.ts';
-import { organizations } from '../db/schema/index.ts';
-import { ApiError } from '../errors.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import type { Db } from '../../db/client.ts';
+import { organizations } from '../../db/schema/index.ts';
+import { ApiError } from '../../errors.ts';
 import { SCOPES, type AuthContext, type Scope } from './api-keys.ts';
-import { applyCreditChange } from './billing/credits.ts';
+import { applyCreditChange } from '../billing/credits.ts';
 
 export type Plan = 'paid' | 'none';
 
