@@ -72,3 +72,27 @@ export async function editOk(app: TestApp, key: string, videoId: number, operati
 }
 
 export const item = (video: any, id: string) => video.items.find((i: any) => i.item_id === id);
+
+/** Queues an export and polls it until it is completed or failed (2 minutes at most); every status seen is kept. */
+export async function exportAndWait(app: TestApp, key: string, id: number, body?: Record<string, unknown>) {
+  const q = await app.request('POST', `/api/v1/editor/videos/${id}/exports`, { key, body });
+  if (q.status !== 200) throw new Error(`export: ${q.status} ${q.text}`);
+  const seen = new Set<string>();
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const r = await app.request('GET', `/api/v1/editor/videos/${id}/exports/${q.body.id}`, { key });
+    seen.add(r.body.status);
+    if (r.body.status === 'completed' || r.body.status === 'failed') return { queued: q.body, done: r.body, seen };
+    if (Date.now() > deadline) throw new Error('export timed out');
+    await new Promise((res) => setTimeout(res, 250));
+  }
+}
+
+/** Downloads a (signed) media URL into this file's fixture folder; returns the local path. */
+export async function download(url: string, name: string): Promise<string> {
+  const res = await fetch(url);
+  if (res.status !== 200) throw new Error(`download ${url}: ${res.status}`);
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+  return file;
+}

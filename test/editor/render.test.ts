@@ -10,8 +10,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import t from 'tap';
 import { extractFrame, FFMPEG_PATH, probe } from '../../src/media/ffmpeg.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { addMedia, colorPng, createProject, editOk, upload } from './helpers.ts';
+import { startTestApp } from '../helpers/app.ts';
+import { addMedia, colorPng, createProject, download, editOk, exportAndWait, upload } from './helpers.ts';
 
 const app = await startTestApp(t, {}, { workers: true });
 const ws = await app.workspace();
@@ -31,27 +31,6 @@ function triColor(): Buffer {
     '-map', '[v]', '-map', '3:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '5', '-c:a', 'aac', '-t', '3', file,
   ]);
   return fs.readFileSync(file);
-}
-
-async function exportAndWait(a: TestApp, key: string, id: number, body?: Record<string, unknown>) {
-  const q = await a.request('POST', `/api/v1/editor/videos/${id}/exports`, { key, body });
-  if (q.status !== 200) throw new Error(`export: ${q.status} ${q.text}`);
-  const seen = new Set<string>();
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const r = await a.request('GET', `/api/v1/editor/videos/${id}/exports/${q.body.id}`, { key });
-    seen.add(r.body.status);
-    if (r.body.status === 'completed' || r.body.status === 'failed') return { queued: q.body, done: r.body, seen };
-    if (Date.now() > deadline) throw new Error('export timed out');
-    await new Promise((res) => setTimeout(res, 250));
-  }
-}
-
-async function download(url: string, name: string): Promise<string> {
-  const res = await fetch(url);
-  const file = path.join(work, name);
-  fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
-  return file;
 }
 
 async function pixel(file: string, seconds: number, x: number, y: number): Promise<[number, number, number]> {

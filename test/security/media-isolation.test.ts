@@ -13,8 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { FFMPEG_PATH } from '../../src/media/ffmpeg.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { addMedia, createProject, dataUrl, upload } from '../editor/helpers.ts';
+import { startTestApp } from '../helpers/app.ts';
+import { addMedia, createProject, dataUrl, download, exportAndWait, upload } from '../editor/helpers.ts';
 
 // A web server on loopback serving an SVG that names a local file (sharp would read SVG).
 const svgServer = http.createServer((_req, res) => {
@@ -53,25 +53,6 @@ function polyglot(target: string): Buffer {
   return Buffer.concat([id3, playlist, fs.readFileSync(silent)]);
 }
 
-async function exportAndWait(a: TestApp, key: string, id: number) {
-  const q = await a.request('POST', `/api/v1/editor/videos/${id}/exports`, { key, body: { quality: 'draft' } });
-  if (q.status !== 200) throw new Error(`export: ${q.status} ${q.text}`);
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const r = await a.request('GET', `/api/v1/editor/videos/${id}/exports/${q.body.id}`, { key });
-    if (r.body.status === 'completed' || r.body.status === 'failed') return r.body;
-    if (Date.now() > deadline) throw new Error('export timed out');
-    await new Promise((res) => setTimeout(res, 250));
-  }
-}
-
-async function download(url: string, name: string): Promise<string> {
-  const res = await fetch(url);
-  const file = path.join(work, name);
-  fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
-  return file;
-}
-
 // The victim's media: a loud 1 kHz tone, stored under the victim's workspace.
 const toneFile = path.join(work, 'tone.wav');
 ff(['-f', 'lavfi', '-i', 'sine=f=1000:d=3:sample_rate=48000', '-ac', '1', toneFile]);
@@ -86,7 +67,7 @@ const targets = {
 t.test('control: an export of the tone itself is loud, so a leak would be measured', async (t) => {
   const p = await createProject(app, victim.key, { aspect_ratio: '1:1' });
   await addMedia(app, victim.key, p.id, { media_id: victimMedia.id, from_seconds: 0 });
-  const done = await exportAndWait(app, victim.key, p.id);
+  const { done } = await exportAndWait(app, victim.key, p.id, { quality: 'draft' });
   t.equal(done.status, 'completed');
   const level = detect(await download(done.url, 'control.mp4'), 'mov');
   t.ok(level > -35, `the tone comes out at ${level} dB`);
@@ -131,7 +112,7 @@ t.test('a polyglot already in storage: the export reads it as MP3 from its own f
 
     const p = await createProject(app, attacker.key, { aspect_ratio: '1:1' });
     await addMedia(app, attacker.key, p.id, { media_id: id, from_seconds: 0 });
-    const done = await exportAndWait(app, attacker.key, p.id);
+    const { done } = await exportAndWait(app, attacker.key, p.id, { quality: 'draft' });
     t.equal(done.status, 'completed', `${how}: the export renders`);
     const level = detect(await download(done.url, `attack-${how}.mp4`), 'mov');
     t.ok(level < -60, `${how}: the export is silent (${level} dB), the victim's tone is not in it`);
