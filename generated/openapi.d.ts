@@ -513,13 +513,13 @@ export interface components {
             accepting: "ok" | "failing";
         };
         /** @description The error envelope of every non-2xx response. `retryable` is true exactly for 429 and 5xx. */
-        Error: {
+        ErrorResponse: {
             error: {
                 /**
-                 * @description Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.
+                 * @description Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; method_not_allowed 405 (the path exists but not with this method; the Allow header lists its methods); request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.
                  * @enum {string}
                  */
-                code: "unauthorized" | "invalid_api_key" | "forbidden" | "payment_required" | "insufficient_credits" | "bad_request" | "idempotency_conflict" | "conflict" | "rate_limited" | "not_found" | "server_error" | "not_implemented" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "service_unavailable";
+                code: "unauthorized" | "invalid_api_key" | "forbidden" | "payment_required" | "insufficient_credits" | "bad_request" | "idempotency_conflict" | "conflict" | "rate_limited" | "not_found" | "method_not_allowed" | "server_error" | "not_implemented" | "payload_too_large" | "unsupported_media_type" | "request_timeout" | "service_unavailable";
                 /** @description Human-readable explanation, safe to show to the user. */
                 message: string;
                 /** @description True exactly for 429 and 5xx; retry those with backoff and the same idempotency key. */
@@ -527,17 +527,17 @@ export interface components {
                 context: components["schemas"]["ErrorContext"];
             };
         };
-        /** @description Details of the error. Always an object (possibly empty). The keys below are the known ones; other keys may appear and must be tolerated. */
+        /** @description Details of the error. Always an object (possibly empty). The keys below are the known ones; other keys may appear and must be tolerated. Every not_found carries the same shape: `resource` (what was not found) and `field` (where its id was sent, e.g. `path.id`, `path.export_id`, `body.brand_kit_id`; `path` for a path with no operation). Strings from the request (field names, values) never appear with control characters: each is replaced by its escape (`\u001f`). */
         ErrorContext: {
-            /** @description bad_request only; one entry per failing field. */
+            /** @description bad_request only; one entry per failing field, at most 100 (when more fields fail, the message says how many were left out). */
             errors?: components["schemas"]["FieldError"][];
             /** @description The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`. */
             field?: string;
             /**
-             * @description not_found only; the kind of resource that was not found.
+             * @description not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).
              * @enum {string}
              */
-            resource?: "generation" | "slideshow" | "video" | "editor_video" | "editor_media" | "editor_item" | "editor_track" | "brand_kit" | "avatar" | "voice" | "reference_inspiration" | "template" | "preset" | "model" | "variant" | "sound_effect" | "editor_export";
+            resource?: "generation" | "slideshow" | "video" | "editor_video" | "editor_media" | "editor_item" | "editor_track" | "brand_kit" | "avatar" | "voice" | "reference_inspiration" | "template" | "preset" | "model" | "variant" | "sound_effect" | "editor_export" | "route" | "workspace" | "media";
             /**
              * Format: int32
              * @description Editor edits only; the 0-based index of the failing operation.
@@ -2378,7 +2378,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key. */
@@ -2393,7 +2393,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request. */
@@ -2408,7 +2408,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace. */
@@ -2435,7 +2435,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which. */
@@ -2463,7 +2463,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description idempotency_conflict: the idempotency key was already used with a different body, or the first request with this key is still being processed. Retry later with the same body, or use a new key for a different request. */
@@ -2490,7 +2490,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description conflict: the resource is in a state that does not allow the request, e.g. an export that already completed or failed cannot be canceled (`context.status` says its state). Not retryable. */
@@ -2519,7 +2519,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description payload_too_large: the request body exceeds the operation's size limit (`context.limit_bytes`; declared on each request body as `x-body-limit-bytes`). */
@@ -2546,7 +2546,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description unsupported_media_type: the Content-Type of the request is not one the operation accepts. */
@@ -2576,7 +2576,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key. */
@@ -2604,7 +2604,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests. */
@@ -2624,7 +2624,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description service_unavailable: this process cannot serve right now (its database does not answer, migrations are not applied, its queue is not started, or it is shutting down); `context.checks` names each check and whether it is ok or failing. Retryable: wait `Retry-After` seconds. */
@@ -2652,7 +2652,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description not_implemented: this operation is declared but its capability is not available on this deployment yet. */
@@ -2674,7 +2674,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
     };

@@ -2540,9 +2540,9 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listModels__400 = validate31;
-const schema41 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listModels__400"};
-const schema42 = {"type":"object","description":"The error envelope of every non-2xx response. `retryable` is true exactly for 429 and 5xx.","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","message","retryable","context"],"properties":{"code":{"type":"string","description":"Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.","enum":["unauthorized","invalid_api_key","forbidden","payment_required","insufficient_credits","bad_request","idempotency_conflict","conflict","rate_limited","not_found","server_error","not_implemented","payload_too_large","unsupported_media_type","request_timeout","service_unavailable"]},"message":{"type":"string","description":"Human-readable explanation, safe to show to the user.","maxLength":2000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"retryable":{"type":"boolean","description":"True exactly for 429 and 5xx; retry those with backoff and the same idempotency key."},"context":{"$ref":"https://media-api.local/components#/$defs/ErrorContext"}}}}};
-const schema43 = {"type":"object","description":"Details of the error. Always an object (possibly empty). The keys below are the known ones; other keys may appear and must be tolerated.","additionalProperties":true,"maxProperties":50,"properties":{"errors":{"type":"array","description":"bad_request only; one entry per failing field.","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/FieldError"}},"field":{"type":"string","description":"The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"resource":{"type":"string","description":"not_found only; the kind of resource that was not found.","enum":["generation","slideshow","video","editor_video","editor_media","editor_item","editor_track","brand_kit","avatar","voice","reference_inspiration","template","preset","model","variant","sound_effect","editor_export"]},"operation_index":{"type":"integer","format":"int32","description":"Editor edits only; the 0-based index of the failing operation.","minimum":0,"maximum":99},"current_version":{"type":"integer","format":"int64","description":"Editor edits only; the project's version when `expected_version` did not match.","minimum":1,"maximum":9007199254740991},"credits_required":{"type":"integer","format":"int64","description":"insufficient_credits only; the price of the request.","minimum":0,"maximum":1000000000},"credits_available":{"type":"integer","format":"int64","description":"insufficient_credits only; the workspace's balance.","minimum":0,"maximum":1000000000},"scope":{"type":"string","description":"forbidden only; a scope that would grant access.","enum":["generations:read","generations:write","social:read","social:write"]},"required_scopes":{"type":"array","description":"forbidden only; every scope that would grant access (any one suffices).","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"granted_scopes":{"type":"array","description":"forbidden only; the scopes the presented key or token has.","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"retry_after_seconds":{"type":"integer","format":"int32","description":"rate_limited only; same as the Retry-After header.","minimum":0,"maximum":86400},"limit_bytes":{"type":"integer","format":"int64","description":"payload_too_large only; the size limit in bytes.","minimum":0,"maximum":9007199254740991},"limit_pixels":{"type":"integer","format":"int64","description":"bad_request of an image or video whose frame is too large: the most pixels (width × height) accepted.","minimum":0,"maximum":9007199254740991},"limit_dimension":{"type":"integer","format":"int32","description":"bad_request of an image or video whose frame is too large; the most pixels per side.","minimum":0,"maximum":2147483647},"quota_seconds":{"type":"number","description":"rate_limited of an export; the workspace's export quota in seconds of output per 24 hours.","minimum":0,"maximum":9007199254740991},"used_seconds":{"type":"number","description":"rate_limited of an export; seconds of the quota used in the last 24 hours.","minimum":0,"maximum":9007199254740991},"content_type":{"type":"string","description":"unsupported_media_type only; the Content-Type that was sent.","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"supported_content_types":{"type":"array","description":"unsupported_media_type only; the accepted content types.","maxItems":10,"items":{"type":"string","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"}},"operation_id":{"type":"string","description":"not_implemented only; the operation that is not available yet.","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9]*$"}}};
+const schema41 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listModels__400"};
+const schema42 = {"type":"object","description":"The error envelope of every non-2xx response. `retryable` is true exactly for 429 and 5xx.","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","message","retryable","context"],"properties":{"code":{"type":"string","description":"Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; method_not_allowed 405 (the path exists but not with this method; the Allow header lists its methods); request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.","enum":["unauthorized","invalid_api_key","forbidden","payment_required","insufficient_credits","bad_request","idempotency_conflict","conflict","rate_limited","not_found","method_not_allowed","server_error","not_implemented","payload_too_large","unsupported_media_type","request_timeout","service_unavailable"]},"message":{"type":"string","description":"Human-readable explanation, safe to show to the user.","maxLength":2000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"retryable":{"type":"boolean","description":"True exactly for 429 and 5xx; retry those with backoff and the same idempotency key."},"context":{"$ref":"https://media-api.local/components#/$defs/ErrorContext"}}}}};
+const schema43 = {"type":"object","description":"Details of the error. Always an object (possibly empty). The keys below are the known ones; other keys may appear and must be tolerated. Every not_found carries the same shape: `resource` (what was not found) and `field` (where its id was sent, e.g. `path.id`, `path.export_id`, `body.brand_kit_id`; `path` for a path with no operation). Strings from the request (field names, values) never appear with control characters: each is replaced by its escape (`\\u001f`).","additionalProperties":true,"maxProperties":50,"properties":{"errors":{"type":"array","description":"bad_request only; one entry per failing field, at most 100 (when more fields fail, the message says how many were left out).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/FieldError"}},"field":{"type":"string","description":"The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"resource":{"type":"string","description":"not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).","enum":["generation","slideshow","video","editor_video","editor_media","editor_item","editor_track","brand_kit","avatar","voice","reference_inspiration","template","preset","model","variant","sound_effect","editor_export","route","workspace","media"]},"operation_index":{"type":"integer","format":"int32","description":"Editor edits only; the 0-based index of the failing operation.","minimum":0,"maximum":99},"current_version":{"type":"integer","format":"int64","description":"Editor edits only; the project's version when `expected_version` did not match.","minimum":1,"maximum":9007199254740991},"credits_required":{"type":"integer","format":"int64","description":"insufficient_credits only; the price of the request.","minimum":0,"maximum":1000000000},"credits_available":{"type":"integer","format":"int64","description":"insufficient_credits only; the workspace's balance.","minimum":0,"maximum":1000000000},"scope":{"type":"string","description":"forbidden only; a scope that would grant access.","enum":["generations:read","generations:write","social:read","social:write"]},"required_scopes":{"type":"array","description":"forbidden only; every scope that would grant access (any one suffices).","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"granted_scopes":{"type":"array","description":"forbidden only; the scopes the presented key or token has.","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"retry_after_seconds":{"type":"integer","format":"int32","description":"rate_limited only; same as the Retry-After header.","minimum":0,"maximum":86400},"limit_bytes":{"type":"integer","format":"int64","description":"payload_too_large only; the size limit in bytes.","minimum":0,"maximum":9007199254740991},"limit_pixels":{"type":"integer","format":"int64","description":"bad_request of an image or video whose frame is too large: the most pixels (width × height) accepted.","minimum":0,"maximum":9007199254740991},"limit_dimension":{"type":"integer","format":"int32","description":"bad_request of an image or video whose frame is too large; the most pixels per side.","minimum":0,"maximum":2147483647},"quota_seconds":{"type":"number","description":"rate_limited of an export; the workspace's export quota in seconds of output per 24 hours.","minimum":0,"maximum":9007199254740991},"used_seconds":{"type":"number","description":"rate_limited of an export; seconds of the quota used in the last 24 hours.","minimum":0,"maximum":9007199254740991},"content_type":{"type":"string","description":"unsupported_media_type only; the Content-Type that was sent.","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"supported_content_types":{"type":"array","description":"unsupported_media_type only; the accepted content types.","maxItems":10,"items":{"type":"string","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"}},"operation_id":{"type":"string","description":"not_implemented only; the operation that is not available yet.","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9]*$"}}};
 const schema44 = {"type":"object","description":"One failing field of a bad_request.","additionalProperties":false,"required":["field","message"],"properties":{"field":{"type":"string","description":"`<location>.<path>` of the field, e.g. `body.prompt`, `query.limit`, `body.operations[2].item_id`.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"message":{"type":"string","description":"Why the field is invalid.","maxLength":1000,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 const schema45 = {"type":"string","description":"An access scope.","enum":["generations:read","generations:write","social:read","social:write"]};
 const pattern34 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
@@ -2759,7 +2759,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!(((((((((((((((((data5 === "generation") || (data5 === "slideshow")) || (data5 === "video")) || (data5 === "editor_video")) || (data5 === "editor_media")) || (data5 === "editor_item")) || (data5 === "editor_track")) || (data5 === "brand_kit")) || (data5 === "avatar")) || (data5 === "voice")) || (data5 === "reference_inspiration")) || (data5 === "template")) || (data5 === "preset")) || (data5 === "model")) || (data5 === "variant")) || (data5 === "sound_effect")) || (data5 === "editor_export"))){
+if(!((((((((((((((((((((data5 === "generation") || (data5 === "slideshow")) || (data5 === "video")) || (data5 === "editor_video")) || (data5 === "editor_media")) || (data5 === "editor_item")) || (data5 === "editor_track")) || (data5 === "brand_kit")) || (data5 === "avatar")) || (data5 === "voice")) || (data5 === "reference_inspiration")) || (data5 === "template")) || (data5 === "preset")) || (data5 === "model")) || (data5 === "variant")) || (data5 === "sound_effect")) || (data5 === "editor_export")) || (data5 === "route")) || (data5 === "workspace")) || (data5 === "media"))){
 const err17 = {instancePath:instancePath+"/resource",schemaPath:"#/properties/resource/enum",keyword:"enum",params:{allowedValues: schema43.properties.resource.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
@@ -3569,7 +3569,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -3683,7 +3683,7 @@ return errors === 0;
 validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listModels__429 = validate36;
-const schema47 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listModels__429"};
+const schema47 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listModels__429"};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3785,7 +3785,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -3899,7 +3899,7 @@ return errors === 0;
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listModels__500 = validate40;
-const schema49 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listModels__500"};
+const schema49 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listModels__500"};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4001,7 +4001,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -4536,7 +4536,7 @@ return errors === 0;
 validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getOpenApiDocument__400 = validate45;
-const schema53 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getOpenApiDocument__400"};
+const schema53 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getOpenApiDocument__400"};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4638,7 +4638,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -4752,7 +4752,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getOpenApiDocument__429 = validate49;
-const schema55 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getOpenApiDocument__429"};
+const schema55 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getOpenApiDocument__429"};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4854,7 +4854,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -4968,7 +4968,7 @@ return errors === 0;
 validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getOpenApiDocument__500 = validate53;
-const schema57 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getOpenApiDocument__500"};
+const schema57 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getOpenApiDocument__500"};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5070,7 +5070,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -5235,7 +5235,7 @@ return errors === 0;
 validate57.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.getSkill__400 = validate58;
-const schema60 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSkill__400"};
+const schema60 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSkill__400"};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5337,7 +5337,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -5451,7 +5451,7 @@ return errors === 0;
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSkill__429 = validate62;
-const schema62 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSkill__429"};
+const schema62 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSkill__429"};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5553,7 +5553,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -5667,7 +5667,7 @@ return errors === 0;
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSkill__500 = validate66;
-const schema64 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSkill__500"};
+const schema64 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSkill__500"};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5769,7 +5769,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -7543,7 +7543,7 @@ return errors === 0;
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__400 = validate75;
-const schema74 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__400"};
+const schema74 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__400"};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7645,7 +7645,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -7759,7 +7759,7 @@ return errors === 0;
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__401 = validate79;
-const schema76 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__401"};
+const schema76 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__401"};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7861,7 +7861,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -7975,7 +7975,7 @@ return errors === 0;
 validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__402 = validate83;
-const schema78 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__402"};
+const schema78 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__402"};
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8077,7 +8077,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -8191,7 +8191,7 @@ return errors === 0;
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__403 = validate87;
-const schema80 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__403"};
+const schema80 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__403"};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8293,7 +8293,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -8407,7 +8407,7 @@ return errors === 0;
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__429 = validate91;
-const schema82 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__429"};
+const schema82 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__429"};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8509,7 +8509,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -8623,7 +8623,7 @@ return errors === 0;
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__500 = validate95;
-const schema84 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__500"};
+const schema84 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__500"};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8725,7 +8725,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -9635,7 +9635,7 @@ return errors === 0;
 validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__400 = validate104;
-const schema91 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__400"};
+const schema91 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__400"};
 
 function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9737,7 +9737,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -9851,7 +9851,7 @@ return errors === 0;
 validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__401 = validate108;
-const schema93 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__401"};
+const schema93 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__401"};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9953,7 +9953,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -10067,7 +10067,7 @@ return errors === 0;
 validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__402 = validate112;
-const schema95 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__402"};
+const schema95 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__402"};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10169,7 +10169,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -10283,7 +10283,7 @@ return errors === 0;
 validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__403 = validate116;
-const schema97 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__403"};
+const schema97 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__403"};
 
 function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10385,7 +10385,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -10499,7 +10499,7 @@ return errors === 0;
 validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__404 = validate120;
-const schema99 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__404"};
+const schema99 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__404"};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10601,7 +10601,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -10715,7 +10715,7 @@ return errors === 0;
 validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__409 = validate124;
-const schema101 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__409"};
+const schema101 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__409"};
 
 function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10817,7 +10817,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -10931,7 +10931,7 @@ return errors === 0;
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__413 = validate128;
-const schema103 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__413"};
+const schema103 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__413"};
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11033,7 +11033,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -11147,7 +11147,7 @@ return errors === 0;
 validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__415 = validate132;
-const schema105 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__415"};
+const schema105 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__415"};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11249,7 +11249,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -11363,7 +11363,7 @@ return errors === 0;
 validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__429 = validate136;
-const schema107 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__429"};
+const schema107 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__429"};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11465,7 +11465,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -11579,7 +11579,7 @@ return errors === 0;
 validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__500 = validate140;
-const schema109 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__500"};
+const schema109 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__500"};
 
 function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11681,7 +11681,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -12763,7 +12763,7 @@ return errors === 0;
 validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__400 = validate147;
-const schema117 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__400"};
+const schema117 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__400"};
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12865,7 +12865,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -12979,7 +12979,7 @@ return errors === 0;
 validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__401 = validate151;
-const schema119 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__401"};
+const schema119 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__401"};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13081,7 +13081,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -13195,7 +13195,7 @@ return errors === 0;
 validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__402 = validate155;
-const schema121 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__402"};
+const schema121 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__402"};
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13297,7 +13297,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -13411,7 +13411,7 @@ return errors === 0;
 validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__403 = validate159;
-const schema123 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__403"};
+const schema123 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__403"};
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13513,7 +13513,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -13627,7 +13627,7 @@ return errors === 0;
 validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__404 = validate163;
-const schema125 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__404"};
+const schema125 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__404"};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13729,7 +13729,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -13843,7 +13843,7 @@ return errors === 0;
 validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__429 = validate167;
-const schema127 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__429"};
+const schema127 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__429"};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13945,7 +13945,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -14059,7 +14059,7 @@ return errors === 0;
 validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__500 = validate171;
-const schema129 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__500"};
+const schema129 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__500"};
 
 function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14161,7 +14161,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -14707,7 +14707,7 @@ return errors === 0;
 validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__400 = validate176;
-const schema133 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__400"};
+const schema133 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__400"};
 
 function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14809,7 +14809,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -14923,7 +14923,7 @@ return errors === 0;
 validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__401 = validate180;
-const schema135 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__401"};
+const schema135 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__401"};
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15025,7 +15025,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -15139,7 +15139,7 @@ return errors === 0;
 validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__402 = validate184;
-const schema137 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__402"};
+const schema137 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__402"};
 
 function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15241,7 +15241,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -15355,7 +15355,7 @@ return errors === 0;
 validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__403 = validate188;
-const schema139 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__403"};
+const schema139 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__403"};
 
 function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15457,7 +15457,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -15571,7 +15571,7 @@ return errors === 0;
 validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__404 = validate192;
-const schema141 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__404"};
+const schema141 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__404"};
 
 function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15673,7 +15673,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -15787,7 +15787,7 @@ return errors === 0;
 validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__409 = validate196;
-const schema143 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__409"};
+const schema143 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__409"};
 
 function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15889,7 +15889,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16003,7 +16003,7 @@ return errors === 0;
 validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__413 = validate200;
-const schema145 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__413"};
+const schema145 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__413"};
 
 function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16105,7 +16105,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16219,7 +16219,7 @@ return errors === 0;
 validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__415 = validate204;
-const schema147 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__415"};
+const schema147 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__415"};
 
 function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16321,7 +16321,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16435,7 +16435,7 @@ return errors === 0;
 validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__429 = validate208;
-const schema149 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__429"};
+const schema149 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__429"};
 
 function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16537,7 +16537,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16651,7 +16651,7 @@ return errors === 0;
 validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__500 = validate212;
-const schema151 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__500"};
+const schema151 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__500"};
 
 function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16753,7 +16753,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16867,7 +16867,7 @@ return errors === 0;
 validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__501 = validate216;
-const schema153 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__501"};
+const schema153 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__501"};
 
 function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16969,7 +16969,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -17909,7 +17909,7 @@ return errors === 0;
 validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__400 = validate223;
-const schema159 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__400"};
+const schema159 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__400"};
 
 function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18011,7 +18011,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -18125,7 +18125,7 @@ return errors === 0;
 validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__401 = validate227;
-const schema161 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__401"};
+const schema161 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__401"};
 
 function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18227,7 +18227,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -18341,7 +18341,7 @@ return errors === 0;
 validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__402 = validate231;
-const schema163 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__402"};
+const schema163 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__402"};
 
 function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18443,7 +18443,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -18557,7 +18557,7 @@ return errors === 0;
 validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__403 = validate235;
-const schema165 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__403"};
+const schema165 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__403"};
 
 function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18659,7 +18659,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -18773,7 +18773,7 @@ return errors === 0;
 validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__404 = validate239;
-const schema167 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__404"};
+const schema167 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__404"};
 
 function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18875,7 +18875,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -18989,7 +18989,7 @@ return errors === 0;
 validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__429 = validate243;
-const schema169 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__429"};
+const schema169 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__429"};
 
 function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19091,7 +19091,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -19205,7 +19205,7 @@ return errors === 0;
 validate243.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__500 = validate247;
-const schema171 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__500"};
+const schema171 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__500"};
 
 function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19307,7 +19307,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -19421,7 +19421,7 @@ return errors === 0;
 validate247.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__501 = validate251;
-const schema173 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__501"};
+const schema173 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__501"};
 
 function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19523,7 +19523,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -19969,7 +19969,7 @@ return errors === 0;
 validate255.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__400 = validate256;
-const schema177 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__400"};
+const schema177 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__400"};
 
 function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20071,7 +20071,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -20185,7 +20185,7 @@ return errors === 0;
 validate256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__401 = validate260;
-const schema179 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__401"};
+const schema179 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__401"};
 
 function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20287,7 +20287,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -20401,7 +20401,7 @@ return errors === 0;
 validate260.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__402 = validate264;
-const schema181 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__402"};
+const schema181 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__402"};
 
 function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20503,7 +20503,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -20617,7 +20617,7 @@ return errors === 0;
 validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__403 = validate268;
-const schema183 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__403"};
+const schema183 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__403"};
 
 function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20719,7 +20719,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -20833,7 +20833,7 @@ return errors === 0;
 validate268.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__404 = validate272;
-const schema185 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__404"};
+const schema185 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__404"};
 
 function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20935,7 +20935,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -21049,7 +21049,7 @@ return errors === 0;
 validate272.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__409 = validate276;
-const schema187 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__409"};
+const schema187 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__409"};
 
 function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21151,7 +21151,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -21265,7 +21265,7 @@ return errors === 0;
 validate276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__413 = validate280;
-const schema189 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__413"};
+const schema189 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__413"};
 
 function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21367,7 +21367,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -21481,7 +21481,7 @@ return errors === 0;
 validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__415 = validate284;
-const schema191 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__415"};
+const schema191 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__415"};
 
 function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21583,7 +21583,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -21697,7 +21697,7 @@ return errors === 0;
 validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__429 = validate288;
-const schema193 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__429"};
+const schema193 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__429"};
 
 function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21799,7 +21799,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -21913,7 +21913,7 @@ return errors === 0;
 validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__500 = validate292;
-const schema195 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__500"};
+const schema195 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__500"};
 
 function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22015,7 +22015,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -22129,7 +22129,7 @@ return errors === 0;
 validate292.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__501 = validate296;
-const schema197 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__501"};
+const schema197 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__501"};
 
 function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22231,7 +22231,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -23034,7 +23034,7 @@ return errors === 0;
 validate300.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__400 = validate303;
-const schema202 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__400"};
+const schema202 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__400"};
 
 function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23136,7 +23136,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -23250,7 +23250,7 @@ return errors === 0;
 validate303.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__401 = validate307;
-const schema204 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__401"};
+const schema204 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__401"};
 
 function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23352,7 +23352,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -23466,7 +23466,7 @@ return errors === 0;
 validate307.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__402 = validate311;
-const schema206 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__402"};
+const schema206 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__402"};
 
 function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23568,7 +23568,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -23682,7 +23682,7 @@ return errors === 0;
 validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__403 = validate315;
-const schema208 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__403"};
+const schema208 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__403"};
 
 function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23784,7 +23784,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -23898,7 +23898,7 @@ return errors === 0;
 validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__404 = validate319;
-const schema210 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__404"};
+const schema210 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__404"};
 
 function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24000,7 +24000,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -24114,7 +24114,7 @@ return errors === 0;
 validate319.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__429 = validate323;
-const schema212 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__429"};
+const schema212 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__429"};
 
 function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24216,7 +24216,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -24330,7 +24330,7 @@ return errors === 0;
 validate323.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__500 = validate327;
-const schema214 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__500"};
+const schema214 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__500"};
 
 function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24432,7 +24432,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -26598,7 +26598,7 @@ return errors === 0;
 validate331.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.listReferenceInspirations__400 = validate348;
-const schema231 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__400"};
+const schema231 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__400"};
 
 function validate349(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26700,7 +26700,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -26814,7 +26814,7 @@ return errors === 0;
 validate348.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__401 = validate352;
-const schema233 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__401"};
+const schema233 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__401"};
 
 function validate353(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26916,7 +26916,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -27030,7 +27030,7 @@ return errors === 0;
 validate352.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__402 = validate356;
-const schema235 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__402"};
+const schema235 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__402"};
 
 function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27132,7 +27132,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -27246,7 +27246,7 @@ return errors === 0;
 validate356.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__403 = validate360;
-const schema237 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__403"};
+const schema237 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__403"};
 
 function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27348,7 +27348,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -27462,7 +27462,7 @@ return errors === 0;
 validate360.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__429 = validate364;
-const schema239 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__429"};
+const schema239 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__429"};
 
 function validate365(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27564,7 +27564,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -27678,7 +27678,7 @@ return errors === 0;
 validate364.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__500 = validate368;
-const schema241 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__500"};
+const schema241 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__500"};
 
 function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27780,7 +27780,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -28824,7 +28824,7 @@ return errors === 0;
 validate372.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__400 = validate375;
-const schema249 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__400"};
+const schema249 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__400"};
 
 function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28926,7 +28926,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -29040,7 +29040,7 @@ return errors === 0;
 validate375.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__401 = validate379;
-const schema251 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__401"};
+const schema251 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__401"};
 
 function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29142,7 +29142,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -29256,7 +29256,7 @@ return errors === 0;
 validate379.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__402 = validate383;
-const schema253 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__402"};
+const schema253 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__402"};
 
 function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29358,7 +29358,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -29472,7 +29472,7 @@ return errors === 0;
 validate383.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__403 = validate387;
-const schema255 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__403"};
+const schema255 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__403"};
 
 function validate388(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29574,7 +29574,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -29688,7 +29688,7 @@ return errors === 0;
 validate387.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__409 = validate391;
-const schema257 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__409"};
+const schema257 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__409"};
 
 function validate392(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29790,7 +29790,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -29904,7 +29904,7 @@ return errors === 0;
 validate391.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__413 = validate395;
-const schema259 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__413"};
+const schema259 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__413"};
 
 function validate396(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30006,7 +30006,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -30120,7 +30120,7 @@ return errors === 0;
 validate395.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__415 = validate399;
-const schema261 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__415"};
+const schema261 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__415"};
 
 function validate400(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30222,7 +30222,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -30336,7 +30336,7 @@ return errors === 0;
 validate399.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__429 = validate403;
-const schema263 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__429"};
+const schema263 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__429"};
 
 function validate404(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30438,7 +30438,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -30552,7 +30552,7 @@ return errors === 0;
 validate403.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__500 = validate407;
-const schema265 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__500"};
+const schema265 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__500"};
 
 function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30654,7 +30654,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -34862,7 +34862,7 @@ return errors === 0;
 validate411.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__400 = validate431;
-const schema294 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__400"};
+const schema294 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__400"};
 
 function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -34964,7 +34964,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -35078,7 +35078,7 @@ return errors === 0;
 validate431.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__401 = validate435;
-const schema296 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__401"};
+const schema296 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__401"};
 
 function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35180,7 +35180,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -35294,7 +35294,7 @@ return errors === 0;
 validate435.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__402 = validate439;
-const schema298 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__402"};
+const schema298 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__402"};
 
 function validate440(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35396,7 +35396,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -35510,7 +35510,7 @@ return errors === 0;
 validate439.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__403 = validate443;
-const schema300 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__403"};
+const schema300 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__403"};
 
 function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35612,7 +35612,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -35726,7 +35726,7 @@ return errors === 0;
 validate443.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__429 = validate447;
-const schema302 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__429"};
+const schema302 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__429"};
 
 function validate448(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35828,7 +35828,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -35942,7 +35942,7 @@ return errors === 0;
 validate447.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__500 = validate451;
-const schema304 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__500"};
+const schema304 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__500"};
 
 function validate452(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -36044,7 +36044,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -37112,7 +37112,7 @@ return errors === 0;
 validate455.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__400 = validate460;
-const schema310 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__400"};
+const schema310 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__400"};
 
 function validate461(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37214,7 +37214,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -37328,7 +37328,7 @@ return errors === 0;
 validate460.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__401 = validate464;
-const schema312 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__401"};
+const schema312 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__401"};
 
 function validate465(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37430,7 +37430,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -37544,7 +37544,7 @@ return errors === 0;
 validate464.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__402 = validate468;
-const schema314 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__402"};
+const schema314 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__402"};
 
 function validate469(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37646,7 +37646,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -37760,7 +37760,7 @@ return errors === 0;
 validate468.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__403 = validate472;
-const schema316 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__403"};
+const schema316 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__403"};
 
 function validate473(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37862,7 +37862,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -37976,7 +37976,7 @@ return errors === 0;
 validate472.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__413 = validate476;
-const schema318 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__413"};
+const schema318 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__413"};
 
 function validate477(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38078,7 +38078,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -38192,7 +38192,7 @@ return errors === 0;
 validate476.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__415 = validate480;
-const schema320 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__415"};
+const schema320 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__415"};
 
 function validate481(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38294,7 +38294,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -38408,7 +38408,7 @@ return errors === 0;
 validate480.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__429 = validate484;
-const schema322 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__429"};
+const schema322 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__429"};
 
 function validate485(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38510,7 +38510,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -38624,7 +38624,7 @@ return errors === 0;
 validate484.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__500 = validate488;
-const schema324 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__500"};
+const schema324 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__500"};
 
 function validate489(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38726,7 +38726,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -39794,7 +39794,7 @@ return errors === 0;
 validate492.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__400 = validate497;
-const schema330 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__400"};
+const schema330 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__400"};
 
 function validate498(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39896,7 +39896,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -40010,7 +40010,7 @@ return errors === 0;
 validate497.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__401 = validate501;
-const schema332 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__401"};
+const schema332 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__401"};
 
 function validate502(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40112,7 +40112,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -40226,7 +40226,7 @@ return errors === 0;
 validate501.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__402 = validate505;
-const schema334 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__402"};
+const schema334 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__402"};
 
 function validate506(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40328,7 +40328,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -40442,7 +40442,7 @@ return errors === 0;
 validate505.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__403 = validate509;
-const schema336 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__403"};
+const schema336 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__403"};
 
 function validate510(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40544,7 +40544,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -40658,7 +40658,7 @@ return errors === 0;
 validate509.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__404 = validate513;
-const schema338 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__404"};
+const schema338 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__404"};
 
 function validate514(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40760,7 +40760,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -40874,7 +40874,7 @@ return errors === 0;
 validate513.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__429 = validate517;
-const schema340 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__429"};
+const schema340 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__429"};
 
 function validate518(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40976,7 +40976,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -41090,7 +41090,7 @@ return errors === 0;
 validate517.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__500 = validate521;
-const schema342 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__500"};
+const schema342 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__500"};
 
 function validate522(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41192,7 +41192,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -41727,7 +41727,7 @@ return errors === 0;
 validate525.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__400 = validate531;
-const schema349 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
+const schema349 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
 
 function validate532(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41829,7 +41829,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -41943,7 +41943,7 @@ return errors === 0;
 validate531.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__401 = validate535;
-const schema351 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
+const schema351 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
 
 function validate536(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42045,7 +42045,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -42159,7 +42159,7 @@ return errors === 0;
 validate535.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__402 = validate539;
-const schema353 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
+const schema353 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
 
 function validate540(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42261,7 +42261,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -42375,7 +42375,7 @@ return errors === 0;
 validate539.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__403 = validate543;
-const schema355 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
+const schema355 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
 
 function validate544(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42477,7 +42477,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -42591,7 +42591,7 @@ return errors === 0;
 validate543.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__404 = validate547;
-const schema357 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
+const schema357 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
 
 function validate548(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42693,7 +42693,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -42807,7 +42807,7 @@ return errors === 0;
 validate547.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__413 = validate551;
-const schema359 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
+const schema359 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
 
 function validate552(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42909,7 +42909,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -43023,7 +43023,7 @@ return errors === 0;
 validate551.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__415 = validate555;
-const schema361 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
+const schema361 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
 
 function validate556(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43125,7 +43125,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -43239,7 +43239,7 @@ return errors === 0;
 validate555.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__429 = validate559;
-const schema363 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
+const schema363 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
 
 function validate560(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43341,7 +43341,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -43455,7 +43455,7 @@ return errors === 0;
 validate559.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__500 = validate563;
-const schema365 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
+const schema365 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
 
 function validate564(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43557,7 +43557,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -43880,7 +43880,7 @@ return errors === 0;
 validate567.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__400 = validate572;
-const schema369 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
+const schema369 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
 
 function validate573(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43982,7 +43982,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -44096,7 +44096,7 @@ return errors === 0;
 validate572.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__401 = validate576;
-const schema371 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
+const schema371 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
 
 function validate577(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44198,7 +44198,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -44312,7 +44312,7 @@ return errors === 0;
 validate576.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__402 = validate580;
-const schema373 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
+const schema373 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
 
 function validate581(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44414,7 +44414,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -44528,7 +44528,7 @@ return errors === 0;
 validate580.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__403 = validate584;
-const schema375 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
+const schema375 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
 
 function validate585(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44630,7 +44630,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -44744,7 +44744,7 @@ return errors === 0;
 validate584.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__404 = validate588;
-const schema377 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
+const schema377 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
 
 function validate589(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44846,7 +44846,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -44960,7 +44960,7 @@ return errors === 0;
 validate588.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__413 = validate592;
-const schema379 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
+const schema379 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
 
 function validate593(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45062,7 +45062,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -45176,7 +45176,7 @@ return errors === 0;
 validate592.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__415 = validate596;
-const schema381 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
+const schema381 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
 
 function validate597(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45278,7 +45278,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -45392,7 +45392,7 @@ return errors === 0;
 validate596.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__429 = validate600;
-const schema383 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
+const schema383 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
 
 function validate601(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45494,7 +45494,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -45608,7 +45608,7 @@ return errors === 0;
 validate600.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__500 = validate604;
-const schema385 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
+const schema385 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
 
 function validate605(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45710,7 +45710,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -46063,7 +46063,7 @@ return errors === 0;
 validate608.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__400 = validate613;
-const schema389 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__400"};
+const schema389 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__400"};
 
 function validate614(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46165,7 +46165,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -46279,7 +46279,7 @@ return errors === 0;
 validate613.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__401 = validate617;
-const schema391 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__401"};
+const schema391 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__401"};
 
 function validate618(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46381,7 +46381,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -46495,7 +46495,7 @@ return errors === 0;
 validate617.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__402 = validate621;
-const schema393 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__402"};
+const schema393 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__402"};
 
 function validate622(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46597,7 +46597,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -46711,7 +46711,7 @@ return errors === 0;
 validate621.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__403 = validate625;
-const schema395 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__403"};
+const schema395 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__403"};
 
 function validate626(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46813,7 +46813,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -46927,7 +46927,7 @@ return errors === 0;
 validate625.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__404 = validate629;
-const schema397 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__404"};
+const schema397 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__404"};
 
 function validate630(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47029,7 +47029,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -47143,7 +47143,7 @@ return errors === 0;
 validate629.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__413 = validate633;
-const schema399 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__413"};
+const schema399 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__413"};
 
 function validate634(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47245,7 +47245,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -47359,7 +47359,7 @@ return errors === 0;
 validate633.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__415 = validate637;
-const schema401 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__415"};
+const schema401 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__415"};
 
 function validate638(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47461,7 +47461,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -47575,7 +47575,7 @@ return errors === 0;
 validate637.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__429 = validate641;
-const schema403 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__429"};
+const schema403 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__429"};
 
 function validate642(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47677,7 +47677,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -47791,7 +47791,7 @@ return errors === 0;
 validate641.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__500 = validate645;
-const schema405 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__500"};
+const schema405 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__500"};
 
 function validate646(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47893,7 +47893,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -49051,7 +49051,7 @@ return errors === 0;
 validate649.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__400 = validate652;
-const schema410 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
+const schema410 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
 
 function validate653(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49153,7 +49153,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -49267,7 +49267,7 @@ return errors === 0;
 validate652.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__401 = validate656;
-const schema412 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
+const schema412 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
 
 function validate657(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49369,7 +49369,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -49483,7 +49483,7 @@ return errors === 0;
 validate656.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__402 = validate660;
-const schema414 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
+const schema414 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
 
 function validate661(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49585,7 +49585,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -49699,7 +49699,7 @@ return errors === 0;
 validate660.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__403 = validate664;
-const schema416 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
+const schema416 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
 
 function validate665(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49801,7 +49801,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -49915,7 +49915,7 @@ return errors === 0;
 validate664.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__404 = validate668;
-const schema418 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
+const schema418 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
 
 function validate669(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50017,7 +50017,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -50131,7 +50131,7 @@ return errors === 0;
 validate668.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__413 = validate672;
-const schema420 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
+const schema420 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
 
 function validate673(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50233,7 +50233,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -50347,7 +50347,7 @@ return errors === 0;
 validate672.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__415 = validate676;
-const schema422 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
+const schema422 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
 
 function validate677(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50449,7 +50449,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -50563,7 +50563,7 @@ return errors === 0;
 validate676.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__429 = validate680;
-const schema424 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
+const schema424 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
 
 function validate681(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50665,7 +50665,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -50779,7 +50779,7 @@ return errors === 0;
 validate680.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__500 = validate684;
-const schema426 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
+const schema426 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
 
 function validate685(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50881,7 +50881,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -52038,7 +52038,7 @@ return errors === 0;
 validate688.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__400 = validate691;
-const schema431 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
+const schema431 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
 
 function validate692(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52140,7 +52140,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -52254,7 +52254,7 @@ return errors === 0;
 validate691.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__401 = validate695;
-const schema433 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
+const schema433 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
 
 function validate696(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52356,7 +52356,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -52470,7 +52470,7 @@ return errors === 0;
 validate695.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__402 = validate699;
-const schema435 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
+const schema435 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
 
 function validate700(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52572,7 +52572,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -52686,7 +52686,7 @@ return errors === 0;
 validate699.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__403 = validate703;
-const schema437 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
+const schema437 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
 
 function validate704(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52788,7 +52788,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -52902,7 +52902,7 @@ return errors === 0;
 validate703.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__404 = validate707;
-const schema439 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
+const schema439 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
 
 function validate708(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53004,7 +53004,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -53118,7 +53118,7 @@ return errors === 0;
 validate707.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__429 = validate711;
-const schema441 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
+const schema441 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
 
 function validate712(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53220,7 +53220,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -53334,7 +53334,7 @@ return errors === 0;
 validate711.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__500 = validate715;
-const schema443 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
+const schema443 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
 
 function validate716(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53436,7 +53436,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -54593,7 +54593,7 @@ return errors === 0;
 validate719.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__400 = validate722;
-const schema448 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
+const schema448 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
 
 function validate723(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -54695,7 +54695,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -54809,7 +54809,7 @@ return errors === 0;
 validate722.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__401 = validate726;
-const schema450 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
+const schema450 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
 
 function validate727(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -54911,7 +54911,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -55025,7 +55025,7 @@ return errors === 0;
 validate726.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__402 = validate730;
-const schema452 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
+const schema452 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
 
 function validate731(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55127,7 +55127,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -55241,7 +55241,7 @@ return errors === 0;
 validate730.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__403 = validate734;
-const schema454 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
+const schema454 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
 
 function validate735(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55343,7 +55343,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -55457,7 +55457,7 @@ return errors === 0;
 validate734.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__404 = validate738;
-const schema456 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
+const schema456 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
 
 function validate739(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55559,7 +55559,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -55673,7 +55673,7 @@ return errors === 0;
 validate738.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__409 = validate742;
-const schema458 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
+const schema458 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
 
 function validate743(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55775,7 +55775,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -55889,7 +55889,7 @@ return errors === 0;
 validate742.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__429 = validate746;
-const schema460 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
+const schema460 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
 
 function validate747(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55991,7 +55991,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -56105,7 +56105,7 @@ return errors === 0;
 validate746.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__500 = validate750;
-const schema462 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
+const schema462 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
 
 function validate751(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56207,7 +56207,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -57150,7 +57150,7 @@ return errors === 0;
 validate754.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__400 = validate759;
-const schema468 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__400"};
+const schema468 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__400"};
 
 function validate760(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -57252,7 +57252,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -57366,7 +57366,7 @@ return errors === 0;
 validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__401 = validate763;
-const schema470 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__401"};
+const schema470 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__401"};
 
 function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -57468,7 +57468,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -57582,7 +57582,7 @@ return errors === 0;
 validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__402 = validate767;
-const schema472 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__402"};
+const schema472 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__402"};
 
 function validate768(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -57684,7 +57684,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -57798,7 +57798,7 @@ return errors === 0;
 validate767.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__403 = validate771;
-const schema474 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__403"};
+const schema474 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__403"};
 
 function validate772(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -57900,7 +57900,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -58014,7 +58014,7 @@ return errors === 0;
 validate771.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__429 = validate775;
-const schema476 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__429"};
+const schema476 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__429"};
 
 function validate776(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58116,7 +58116,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -58230,7 +58230,7 @@ return errors === 0;
 validate775.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__500 = validate779;
-const schema478 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__500"};
+const schema478 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__500"};
 
 function validate780(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58332,7 +58332,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -58738,7 +58738,7 @@ return errors === 0;
 validate783.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__400 = validate788;
-const schema482 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
+const schema482 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
 
 function validate789(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58840,7 +58840,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -58954,7 +58954,7 @@ return errors === 0;
 validate788.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__401 = validate792;
-const schema484 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
+const schema484 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
 
 function validate793(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59056,7 +59056,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -59170,7 +59170,7 @@ return errors === 0;
 validate792.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__402 = validate796;
-const schema486 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
+const schema486 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
 
 function validate797(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59272,7 +59272,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -59386,7 +59386,7 @@ return errors === 0;
 validate796.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__403 = validate800;
-const schema488 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
+const schema488 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
 
 function validate801(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59488,7 +59488,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -59602,7 +59602,7 @@ return errors === 0;
 validate800.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__404 = validate804;
-const schema490 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
+const schema490 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
 
 function validate805(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59704,7 +59704,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -59818,7 +59818,7 @@ return errors === 0;
 validate804.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__413 = validate808;
-const schema492 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
+const schema492 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
 
 function validate809(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59920,7 +59920,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -60034,7 +60034,7 @@ return errors === 0;
 validate808.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__415 = validate812;
-const schema494 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
+const schema494 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
 
 function validate813(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60136,7 +60136,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -60250,7 +60250,7 @@ return errors === 0;
 validate812.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__429 = validate816;
-const schema496 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
+const schema496 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
 
 function validate817(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60352,7 +60352,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -60466,7 +60466,7 @@ return errors === 0;
 validate816.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__500 = validate820;
-const schema498 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
+const schema498 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
 
 function validate821(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60568,7 +60568,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -60759,7 +60759,7 @@ return errors === 0;
 validate824.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__400 = validate825;
-const schema502 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getHealth__400"};
+const schema502 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
 
 function validate826(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60861,7 +60861,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -60975,7 +60975,7 @@ return errors === 0;
 validate825.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__429 = validate829;
-const schema504 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getHealth__429"};
+const schema504 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
 
 function validate830(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61077,7 +61077,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -61191,7 +61191,7 @@ return errors === 0;
 validate829.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__500 = validate833;
-const schema506 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getHealth__500"};
+const schema506 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
 
 function validate834(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61293,7 +61293,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -61674,7 +61674,7 @@ return errors === 0;
 validate837.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__400 = validate840;
-const schema511 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getReadiness__400"};
+const schema511 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
 
 function validate841(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61776,7 +61776,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -61890,7 +61890,7 @@ return errors === 0;
 validate840.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__429 = validate844;
-const schema513 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getReadiness__429"};
+const schema513 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
 
 function validate845(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61992,7 +61992,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -62106,7 +62106,7 @@ return errors === 0;
 validate844.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__500 = validate848;
-const schema515 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getReadiness__500"};
+const schema515 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
 
 function validate849(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62208,7 +62208,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -62322,7 +62322,7 @@ return errors === 0;
 validate848.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__503 = validate852;
-const schema517 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getReadiness__503"};
+const schema517 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
 
 function validate853(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62424,7 +62424,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -62537,8 +62537,8 @@ return errors === 0;
 }
 validate852.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.Error = validate856;
-const schema519 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/Error"};
+exports.ErrorResponse = validate856;
+const schema519 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
 
 function validate857(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62640,7 +62640,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -62734,7 +62734,7 @@ validate857.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate856(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/Error" */;
+/*# sourceURL="https://media-api.local/components/response/ErrorResponse" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate856.evaluated;

@@ -204,7 +204,7 @@ declare const validators: {
   "getReadiness__429": ValidateFunction;
   "getReadiness__500": ValidateFunction;
   "getReadiness__503": ValidateFunction;
-  "Error": ValidateFunction;
+  "ErrorResponse": ValidateFunction;
   "mcp__get_workspace": ValidateFunction;
   "mcp__list_social_accounts": ValidateFunction;
   "mcp__publish_media_to_social": ValidateFunction;

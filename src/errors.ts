@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   insufficient_credits: 402,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   request_timeout: 408,
   idempotency_conflict: 409,
   conflict: 409,
@@ -35,11 +36,11 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, context: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    super(message);
+    super(escapeControls(message, true));
     this.name = 'ApiError';
     this.code = code;
     this.status = ERROR_STATUS[code];
-    this.context = context;
+    this.context = escapeContext(context) as Record<string, unknown>;
     this.headers = headers;
   }
 
@@ -53,6 +54,26 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Control characters never reach an error as sent (the contract's patterns forbid them in
+ * messages and fields): each is replaced by its escape `\u001f`. A message keeps tab, line feed
+ * and carriage return (its pattern allows them); every other string of an error keeps none.
+ */
+export function escapeControls(text: string, keepWhitespace = false): string {
+  const re = keepWhitespace ? /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g : /[\u0000-\u001F\u007F]/g;
+  return text.replace(re, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** escapeControls over every string (keys included) of an error's context, at any depth. */
+function escapeContext(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return escapeControls(value);
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => escapeContext(v, depth + 1));
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [escapeControls(k), escapeContext(v, depth + 1)]));
+}
+
 export interface FieldError {
   field: string;
   message: string;
@@ -62,6 +83,11 @@ export function badRequest(message: string, errors: FieldError[] = [], extra: Re
   return new ApiError('bad_request', message, { ...extra, errors });
 }
 
-export function notFound(what: string, id: string | number, field = 'id'): ApiError {
-  return new ApiError('not_found', `${what} ${id} was not found in this workspace`, { field, id });
+/**
+ * The 404 of a resource that does not exist (or not in this workspace). Every 404 has this context
+ * shape: `resource` (the spec's ErrorContext.resource enum) and `field` (where the id was sent:
+ * `path.id`, `body.brand_kit_id`, …).
+ */
+export function notFound(what: string, id: string | number, resource: string, field = 'path.id'): ApiError {
+  return new ApiError('not_found', `${what} ${id} was not found in this workspace`, { resource, field });
 }

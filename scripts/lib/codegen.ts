@@ -321,7 +321,7 @@ function toolOutputSchema(spec: JsonObject, schema: Json | undefined): McpToolRo
     if (!(Array.isArray(branches) && branches.length > 0 && branches.every(isObjectSchema))) return undefined;
     s = { type: 'object', ...s };
   }
-  const envelope = toToolSchema(spec, { $ref: '#/components/schemas/Error' }) as JsonObject;
+  const envelope = toToolSchema(spec, { $ref: '#/components/schemas/ErrorResponse' }) as JsonObject;
   return {
     type: 'object',
     description: 'The result; when the tool result has isError: true, the error envelope {error: {code, message, retryable, context}}.',
@@ -590,7 +590,7 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void)
     }
   }
   // The envelope on its own, for responses outside any operation (unknown routes).
-  responses.Error = { $ref: `${SCHEMA_ID}#/$defs/Error` };
+  responses.ErrorResponse = { $ref: `${SCHEMA_ID}#/$defs/ErrorResponse` };
   // MCP-only tools: their arguments are their body (the executor validates them with mcp__<name>).
   for (const tool of mcpOnlyDeclarations(spec)) {
     bodies[`mcp__${tool.name}`] = toAjvSchema(tool.inputSchema) as JsonObject;

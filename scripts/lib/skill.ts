@@ -59,7 +59,7 @@ const shownPath = (op: OperationIndexEntry) => (op.server === undefined ? op.pat
 export function renderSkill(spec: JsonObject, index: OperationIndex): string {
   const info = spec.info as JsonObject;
   const server = ((spec.servers ?? []) as JsonObject[])[0]?.url ?? '';
-  const errorSchema = deref(spec, ((spec.components as JsonObject).schemas as JsonObject).Error);
+  const errorSchema = deref(spec, ((spec.components as JsonObject).schemas as JsonObject).ErrorResponse);
   const inner = deref(spec, ((errorSchema.properties as JsonObject)?.error ?? {}) as Json);
   const codes = (deref(spec, ((inner.properties as JsonObject)?.code ?? {}) as Json).enum ?? []) as string[];
   const paths = spec.paths as JsonObject;

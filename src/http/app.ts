@@ -19,6 +19,7 @@ import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
 import { PREVIEW_PREFIX } from '../services/catalog/catalog.ts';
 import { MEDIA_PREFIX } from '../storage/index.ts';
 import { registerJsonParser } from './json-body.ts';
+import { indexRoutes, noRouteError } from './routes-index.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
 import { clientErrorHandler, registerBodyTimeouts, serverTimeoutOptions } from './timeouts.ts';
 
@@ -132,6 +133,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
     clientErrorHandler,
     frameworkErrors: (err, _req, reply) => sendError(reply, fromFrameworkError(err)),
   });
+  const routes = indexRoutes(app); // for the 405 of a known path with a wrong method
   registerBodyTimeouts(app, ctx.config.timeouts, sendError);
   registerJsonParser(app);
 
@@ -153,9 +155,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
     return sendError(reply, new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key'));
   });
 
-  app.setNotFoundHandler((req, reply) =>
-    sendError(reply, new ApiError('not_found', `No route ${req.method} ${req.url.split('?')[0]}`, { method: req.method, path: req.url.split('?')[0] })),
-  );
+  app.setNotFoundHandler((req, reply) => sendError(reply, noRouteError(routes, req.method, req.url)));
 
   // CORS: bearer keys only, never cookies, so any origin may call the API (the spec declares `*`).
   app.register(fastifyCors, {
@@ -185,7 +185,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
     const serve = (dir: string, ext: string) => async (req: FastifyRequest, reply: FastifyReply) => {
       const rel = `${dir}/${(req.params as { id: string }).id}.${ext}`;
       const sample = sampleFor(rel);
-      if (!sample) return sendError(reply, new ApiError('not_found', `No catalog preview at ${PREVIEW_PREFIX}${rel}`));
+      if (!sample) return sendError(reply, new ApiError('not_found', `No catalog preview at ${PREVIEW_PREFIX}${rel}`, { resource: 'media', field: 'path' }));
       try {
         await store.ensure(sample);
       } catch (err) {
@@ -209,7 +209,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
       if (verdict !== 'ok') {
         return sendError(reply, new ApiError('forbidden', verdict === 'expired' ? 'This media URL has expired; fetch the resource again for a fresh URL' : 'Invalid media URL signature'));
       }
-      if (!(await ctx.storage.exists(key))) return sendError(reply, new ApiError('not_found', 'This media no longer exists'));
+      if (!(await ctx.storage.exists(key))) return sendError(reply, new ApiError('not_found', 'This media no longer exists', { resource: 'media', field: 'path' }));
       reply.header('cache-control', 'private, max-age=300');
       return reply.sendFile(key);
     });

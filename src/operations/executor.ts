@@ -100,7 +100,8 @@ export function invalid(errors: FieldError[], firstOnly = false): ApiError {
     .join('; ');
   const more = errors.length > 5 ? ` (and ${errors.length - 5} more)` : '';
   const stopped = firstOnly ? ' (the request is large: validation stopped at its first error)' : '';
-  return badRequest(`Invalid request: ${summary}${more}${stopped}`, errors.slice(0, MAX_FIELD_ERRORS));
+  const left = errors.length > MAX_FIELD_ERRORS ? ` (context.errors lists the first ${MAX_FIELD_ERRORS}; ${errors.length - MAX_FIELD_ERRORS} more were left out)` : '';
+  return badRequest(`Invalid request: ${summary}${more}${stopped}${left}`, errors.slice(0, MAX_FIELD_ERRORS));
 }
 
 /** Validates one part of a call in place; its field errors appended to `out`. Returns whether only the first error was looked for. */
@@ -138,7 +139,7 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
     async execute(call) {
       const op = entriesById.get(call.operationId);
       const handler = handlers.get(call.operationId);
-      if (!op || !handler) throw new ApiError('not_found', `Unknown operation ${call.operationId}`);
+      if (!op || !handler) throw new ApiError('not_found', `Unknown operation ${call.operationId}`, { resource: 'route', field: 'operation_id' });
 
       let auth: AuthContext | null = null;
       if (op.scopes.length > 0) {

@@ -36,9 +36,11 @@ export function checkResponse(
   const problems: string[] = [];
   const op = findOperation(method, url);
   if (!op) {
-    // Not an operation of the contract: only the envelope'd 404 (or 413 before routing) is allowed.
-    if (status !== 404 && status !== 413) problems.push(`${method} ${url} matches no operation but answered ${status}`);
-    const v = validators.Error;
+    // Not an operation of the contract: only the envelope'd 404, 405 with Allow (a known path, another
+    // method) or 413 before routing is allowed.
+    if (status !== 404 && status !== 405 && status !== 413) problems.push(`${method} ${url} matches no operation but answered ${status}`);
+    if (status === 405 && !/^[A-Z]+(, [A-Z]+)*$/.test(headers.allow ?? '')) problems.push(`${method} ${url} answered 405 without an Allow header`);
+    const v = validators.ErrorResponse;
     if (!v(body)) problems.push(`unknown-route error body does not match the Error envelope: ${JSON.stringify(v.errors)}`);
     return { ok: problems.length === 0, problems, operationId: undefined };
   }

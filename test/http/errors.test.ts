@@ -16,10 +16,12 @@ const envelope = (t: Test, res: { status: number; body: any }, status: number, c
   t.type(res.body?.error?.context, 'object');
 };
 
-t.test('unknown route → 404 not_found in the envelope', async (t) => {
+t.test('unknown route → 404 not_found in the envelope; a known path with a wrong method → 405 with Allow', async (t) => {
   envelope(t, await app.request('GET', '/api/v1/nope'), 404, 'not_found');
-  envelope(t, await app.request('DELETE', '/api/v1/models'), 404, 'not_found');
   envelope(t, await app.request('GET', '/'), 404, 'not_found');
+  const wrong = await app.request('DELETE', '/api/v1/models');
+  envelope(t, wrong, 405, 'method_not_allowed');
+  t.equal(wrong.headers.get('allow'), 'GET, HEAD');
 });
 
 t.test('malformed JSON → 400 bad_request', async (t) => {

@@ -76,7 +76,7 @@ export async function getGeneration(ctx: AppContext, orgId: string, id: string):
     .from(generations)
     .leftJoin(media, eq(media.id, generations.outputMediaId))
     .where(and(eq(generations.id, id), eq(generations.orgId, orgId)));
-  if (!row) throw notFound('Generation', id);
+  if (!row) throw notFound('Generation', id, 'generation');
   const { g, m } = row;
   const done = g.status === 'completed' && m;
   return {

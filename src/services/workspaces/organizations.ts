@@ -48,7 +48,7 @@ const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).include
 /** The caller's workspace as get_workspace answers it: organization, plan, credits and the caller's scopes. */
 export async function getWorkspace(db: Db, auth: AuthContext): Promise<components['schemas']['Workspace']> {
   const org = await getOrganization(db, auth.orgId);
-  if (!org) throw new ApiError('not_found', 'The workspace of this token no longer exists', { id: auth.orgId });
+  if (!org) throw new ApiError('not_found', 'The workspace of this token no longer exists', { resource: 'workspace', field: 'header.authorization' });
   return {
     object: 'workspace',
     organization: { id: org.id, name: org.name },
