@@ -36,7 +36,7 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, context: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    super(escapeControls(message, true));
+    super(escapeControls(message, true, MAX_ERROR_MESSAGE));
     this.name = 'ApiError';
     this.code = code;
     this.status = ERROR_STATUS[code];
@@ -59,19 +59,28 @@ export class ApiError extends Error {
  * messages and fields): each is replaced by its escape `\u001f`. A message keeps tab, line feed
  * and carriage return (its pattern allows them); every other string of an error keeps none.
  */
-export function escapeControls(text: string, keepWhitespace = false): string {
+export function escapeControls(text: string, keepWhitespace = false, maxLength = Infinity): string {
   const re = keepWhitespace ? /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g : /[\u0000-\u001F\u007F]/g;
-  return text.replace(re, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const out = text.replace(re, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return out.length > maxLength ? `${out.slice(0, maxLength - 1)}…` : out;
 }
 
+/**
+ * The contract's longest strings of an error (ErrorResponse.message; ErrorContext.field and
+ * FieldError.field; FieldError.message): text from the request, longer once escaped, is cut to them.
+ */
+export const MAX_ERROR_MESSAGE = 2000;
+const MAX_FIELD = 500;
+const MAX_FIELD_MESSAGE = 1000;
+
 /** escapeControls over every string (keys included) of an error's context, at any depth. */
-function escapeContext(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return escapeControls(value);
+function escapeContext(value: unknown, depth = 0, key = ''): unknown {
+  if (typeof value === 'string') return escapeControls(value, false, key === 'message' ? MAX_FIELD_MESSAGE : MAX_FIELD);
   if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => escapeContext(v, depth + 1));
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [escapeControls(k), escapeContext(v, depth + 1)]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [escapeControls(k, false, MAX_FIELD), escapeContext(v, depth + 1, k)]));
 }
 
 export interface FieldError {

@@ -32,6 +32,11 @@ t.test('control characters in a query name are escaped, never echoed', async (t)
   for (const e of context.errors) t.notOk(CONTROL.test(e.field) || CONTROL.test(e.message), `${JSON.stringify(e.field)} has no control character`);
   t.ok(context.errors.some((e: { field: string }) => e.field === 'query.a\\u001fb'), 'the name is shown with its escape');
   t.match(message, /query\.a\\u001fb/);
+  // Escaping makes text longer: still within the contract's lengths (checked by app.request).
+  const names = Array.from({ length: 6 }, (_, i) => `${i}${'%1F'.repeat(150)}=1`).join('&');
+  const long = await app.request('GET', `/api/v1/models?${names}`);
+  t.equal(long.status, 400);
+  for (const e of long.body.error.context.errors) t.notOk(CONTROL.test(e.field));
 });
 
 t.test('every 404 of an operation with a path id has the context {resource, field}', async (t) => {
