@@ -56,9 +56,14 @@ t.test('GET /openapi.json serves the contract', async (t) => {
   t.equal(res.status, 200);
   t.equal(res.body.openapi, '3.1.0');
   t.equal(res.body.info.version, '1.0.0');
-  t.same(res.body.servers.map((s: { url: string }) => s.url), ['/api/v1']);
+  // Absolute server URLs from PUBLIC_BASE_URL, so generated clients work from anywhere.
+  const base = app.service.ctx.config.publicBaseUrl;
+  t.same(res.body.servers.map((s: { url: string }) => s.url), [`${base}/api/v1`]);
+  t.same(res.body.paths['/healthz'].servers.map((s: { url: string }) => s.url), [base]);
   const spec = parse(fs.readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8'));
-  t.same(res.body, spec, 'exactly spec/openapi.yaml');
+  spec.servers[0].url = `${base}/api/v1`;
+  for (const p of ['/healthz', '/readyz']) spec.paths[p].servers[0].url = base;
+  t.same(res.body, spec, 'spec/openapi.yaml with its server URLs made absolute, nothing else changed');
 });
 
 t.test('GET /skill.md serves agent instructions covering every endpoint', async (t) => {
