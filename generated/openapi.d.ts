@@ -2655,6 +2655,29 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed). */
+        DatabaseUnavailable: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "service_unavailable",
+                 *         "message": "The database is unreachable right now; retry in 2 s (with the same idempotency key for writes)",
+                 *         "retryable": true,
+                 *         "context": {
+                 *           "retry_after_seconds": 2
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description not_implemented: this operation is declared but its capability is not available on this deployment yet. */
         NotImplemented: {
             headers: {
@@ -2790,6 +2813,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getOpenApiDocument: {
@@ -2819,6 +2843,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getSkill: {
@@ -2853,6 +2878,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listAssets: {
@@ -2885,6 +2911,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createGeneration: {
@@ -2931,6 +2958,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getGeneration: {
@@ -2970,6 +2998,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createSlideshow: {
@@ -3017,6 +3046,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getSlideshow: {
@@ -3057,6 +3087,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createFacelessVideo: {
@@ -3104,6 +3135,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getVideo: {
@@ -3143,6 +3175,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listReferenceInspirations: {
@@ -3194,6 +3227,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createReferenceInspiration: {
@@ -3239,6 +3273,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listEditorVideos: {
@@ -3279,6 +3314,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createEditorVideo: {
@@ -3317,6 +3353,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getEditorVideo: {
@@ -3356,6 +3393,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     applyEditorEdits: {
@@ -3383,6 +3421,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     applyEditorEditsViaPost: {
@@ -3410,6 +3449,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     addEditorMedia: {
@@ -3455,6 +3495,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     exportEditorVideo: {
@@ -3500,6 +3541,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getEditorVideoExport: {
@@ -3544,6 +3586,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     cancelEditorVideoExport: {
@@ -3589,6 +3632,7 @@ export interface operations {
             409: components["responses"]["StateConflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listEditorMedia: {
@@ -3633,6 +3677,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     uploadEditorMedia: {
@@ -3673,6 +3718,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getHealth: {
