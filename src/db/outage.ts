@@ -2,6 +2,7 @@
 // service_unavailable, retryable, instead of 500), and a guard against a postgres.js bug that
 // throws a TypeError outside any handler when connections drop under load.
 import { ApiError } from '../errors.ts';
+import { recyclePools } from './client.ts';
 
 /** Seconds a client should wait before retrying a request refused because the database is unreachable. */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
@@ -60,11 +61,12 @@ export function isPostgresDriverCrash(err: unknown): boolean {
 }
 
 let guardInstalled = false;
+let recycleScheduled = false;
 
 /**
- * Keeps the process alive through the postgres.js TypeError above (logged as an error): the
- * connection it came from is closed by its socket anyway and the pool opens a new one; the
- * queries it carried are rejected with CONNECTION_CLOSED or time out, and are answered 503.
+ * Keeps the process alive through the postgres.js TypeError above (logged as an error), and
+ * replaces the pools (src/db/client.ts `recyclePools`: the connection it came from is stuck for
+ * good otherwise). The transaction it came from was already rejected (CONNECTION_CLOSED: 503).
  * Any other uncaught exception still ends the process as Node would (printed, exit code 1).
  */
 export function guardPostgresDriverCrash(log: { error(obj: object, msg: string): void }): void {
@@ -72,7 +74,15 @@ export function guardPostgresDriverCrash(log: { error(obj: object, msg: string):
   guardInstalled = true;
   process.on('uncaughtException', (err, origin) => {
     if (isPostgresDriverCrash(err)) {
-      log.error({ err: { message: err.message, stack: err.stack } }, 'postgres.js threw outside any handler while the database connection dropped (known driver bug): ignored, the pool reconnects');
+      log.error({ err: { message: err.message, stack: err.stack } }, 'postgres.js threw outside any handler while the database connection dropped (known driver bug): the pools are replaced');
+      // One replacement for a burst of them (every transaction cut at once throws its own).
+      if (!recycleScheduled) {
+        recycleScheduled = true;
+        setTimeout(() => {
+          recycleScheduled = false;
+          recyclePools();
+        }, 100).unref();
+      }
       return;
     }
     // Not ours to keep: behave as Node does without a listener.
