@@ -214,6 +214,14 @@ t.test('a lost external PostgreSQL: 503 during the outage, the process stays up,
   t.ok(Number(during.headers.get('retry-after')) > 0, 'with Retry-After');
   const list = await call('GET', read, auth);
   t.equal(list.status, 503, 'a read during the outage: 503');
+  const mcp = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  t.equal(mcp.status, 503, 'MCP during the outage: 503 (its bearer check needs the database)');
+  t.ok(Number(mcp.headers.get('retry-after')) > 0, 'MCP: with Retry-After');
+  t.match(await mcp.json(), { jsonrpc: '2.0', error: { code: Number, message: /database is unreachable/ } }, 'MCP: a JSON-RPC error');
   t.equal((await call('GET', '/healthz')).status, 200, '/healthz: 200');
   const readyStarted = Date.now();
   t.equal((await call('GET', '/readyz')).status, 503, '/readyz: 503');
