@@ -2813,7 +2813,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getOpenApiDocument: {
@@ -2843,7 +2842,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getSkill: {
@@ -2878,7 +2876,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listAssets: {

@@ -8,7 +8,6 @@ declare const validators: {
   "listModels__400__headers": ValidateFunction;
   "listModels__429__headers": ValidateFunction;
   "listModels__500__headers": ValidateFunction;
-  "listModels__503__headers": ValidateFunction;
   "getOpenApiDocument__path": ValidateFunction;
   "getOpenApiDocument__query": ValidateFunction;
   "getOpenApiDocument__header": ValidateFunction;
@@ -16,7 +15,6 @@ declare const validators: {
   "getOpenApiDocument__400__headers": ValidateFunction;
   "getOpenApiDocument__429__headers": ValidateFunction;
   "getOpenApiDocument__500__headers": ValidateFunction;
-  "getOpenApiDocument__503__headers": ValidateFunction;
   "getSkill__path": ValidateFunction;
   "getSkill__query": ValidateFunction;
   "getSkill__header": ValidateFunction;
@@ -24,7 +22,6 @@ declare const validators: {
   "getSkill__400__headers": ValidateFunction;
   "getSkill__429__headers": ValidateFunction;
   "getSkill__500__headers": ValidateFunction;
-  "getSkill__503__headers": ValidateFunction;
   "listAssets__path": ValidateFunction;
   "listAssets__query": ValidateFunction;
   "listAssets__header": ValidateFunction;

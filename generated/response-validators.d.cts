@@ -5,17 +5,14 @@ declare const validators: {
   "listModels__400": ValidateFunction;
   "listModels__429": ValidateFunction;
   "listModels__500": ValidateFunction;
-  "listModels__503": ValidateFunction;
   "getOpenApiDocument__200": ValidateFunction;
   "getOpenApiDocument__400": ValidateFunction;
   "getOpenApiDocument__429": ValidateFunction;
   "getOpenApiDocument__500": ValidateFunction;
-  "getOpenApiDocument__503": ValidateFunction;
   "getSkill__200": ValidateFunction;
   "getSkill__400": ValidateFunction;
   "getSkill__429": ValidateFunction;
   "getSkill__500": ValidateFunction;
-  "getSkill__503": ValidateFunction;
   "listAssets__200": ValidateFunction;
   "listAssets__400": ValidateFunction;
   "listAssets__401": ValidateFunction;
