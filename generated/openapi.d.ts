@@ -2655,6 +2655,29 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed). */
+        DatabaseUnavailable: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "service_unavailable",
+                 *         "message": "The database is unreachable right now; retry in 2 s (with the same idempotency key for writes)",
+                 *         "retryable": true,
+                 *         "context": {
+                 *           "retry_after_seconds": 2
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description not_implemented: this operation is declared but its capability is not available on this deployment yet. */
         NotImplemented: {
             headers: {
@@ -2885,6 +2908,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createGeneration: {
@@ -2931,6 +2955,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getGeneration: {
@@ -2970,6 +2995,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createSlideshow: {
@@ -3017,6 +3043,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getSlideshow: {
@@ -3057,6 +3084,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createFacelessVideo: {
@@ -3104,6 +3132,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getVideo: {
@@ -3143,6 +3172,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listReferenceInspirations: {
@@ -3194,6 +3224,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createReferenceInspiration: {
@@ -3239,6 +3270,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listEditorVideos: {
@@ -3279,6 +3311,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     createEditorVideo: {
@@ -3317,6 +3350,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getEditorVideo: {
@@ -3356,6 +3390,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     applyEditorEdits: {
@@ -3383,6 +3418,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     applyEditorEditsViaPost: {
@@ -3410,6 +3446,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     addEditorMedia: {
@@ -3455,6 +3492,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     exportEditorVideo: {
@@ -3500,6 +3538,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getEditorVideoExport: {
@@ -3544,6 +3583,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     cancelEditorVideoExport: {
@@ -3589,6 +3629,7 @@ export interface operations {
             409: components["responses"]["StateConflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     listEditorMedia: {
@@ -3633,6 +3674,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     uploadEditorMedia: {
@@ -3673,6 +3715,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
         };
     };
     getHealth: {

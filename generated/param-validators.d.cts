@@ -32,6 +32,7 @@ declare const validators: {
   "listAssets__403__headers": ValidateFunction;
   "listAssets__429__headers": ValidateFunction;
   "listAssets__500__headers": ValidateFunction;
+  "listAssets__503__headers": ValidateFunction;
   "createGeneration__path": ValidateFunction;
   "createGeneration__query": ValidateFunction;
   "createGeneration__header": ValidateFunction;
@@ -46,6 +47,7 @@ declare const validators: {
   "createGeneration__415__headers": ValidateFunction;
   "createGeneration__429__headers": ValidateFunction;
   "createGeneration__500__headers": ValidateFunction;
+  "createGeneration__503__headers": ValidateFunction;
   "getGeneration__path": ValidateFunction;
   "getGeneration__query": ValidateFunction;
   "getGeneration__header": ValidateFunction;
@@ -57,6 +59,7 @@ declare const validators: {
   "getGeneration__404__headers": ValidateFunction;
   "getGeneration__429__headers": ValidateFunction;
   "getGeneration__500__headers": ValidateFunction;
+  "getGeneration__503__headers": ValidateFunction;
   "createSlideshow__path": ValidateFunction;
   "createSlideshow__query": ValidateFunction;
   "createSlideshow__header": ValidateFunction;
@@ -72,6 +75,7 @@ declare const validators: {
   "createSlideshow__429__headers": ValidateFunction;
   "createSlideshow__500__headers": ValidateFunction;
   "createSlideshow__501__headers": ValidateFunction;
+  "createSlideshow__503__headers": ValidateFunction;
   "getSlideshow__path": ValidateFunction;
   "getSlideshow__query": ValidateFunction;
   "getSlideshow__header": ValidateFunction;
@@ -84,6 +88,7 @@ declare const validators: {
   "getSlideshow__429__headers": ValidateFunction;
   "getSlideshow__500__headers": ValidateFunction;
   "getSlideshow__501__headers": ValidateFunction;
+  "getSlideshow__503__headers": ValidateFunction;
   "createFacelessVideo__path": ValidateFunction;
   "createFacelessVideo__query": ValidateFunction;
   "createFacelessVideo__header": ValidateFunction;
@@ -99,6 +104,7 @@ declare const validators: {
   "createFacelessVideo__429__headers": ValidateFunction;
   "createFacelessVideo__500__headers": ValidateFunction;
   "createFacelessVideo__501__headers": ValidateFunction;
+  "createFacelessVideo__503__headers": ValidateFunction;
   "getVideo__path": ValidateFunction;
   "getVideo__query": ValidateFunction;
   "getVideo__header": ValidateFunction;
@@ -110,6 +116,7 @@ declare const validators: {
   "getVideo__404__headers": ValidateFunction;
   "getVideo__429__headers": ValidateFunction;
   "getVideo__500__headers": ValidateFunction;
+  "getVideo__503__headers": ValidateFunction;
   "listReferenceInspirations__path": ValidateFunction;
   "listReferenceInspirations__query": ValidateFunction;
   "listReferenceInspirations__header": ValidateFunction;
@@ -120,6 +127,7 @@ declare const validators: {
   "listReferenceInspirations__403__headers": ValidateFunction;
   "listReferenceInspirations__429__headers": ValidateFunction;
   "listReferenceInspirations__500__headers": ValidateFunction;
+  "listReferenceInspirations__503__headers": ValidateFunction;
   "createReferenceInspiration__path": ValidateFunction;
   "createReferenceInspiration__query": ValidateFunction;
   "createReferenceInspiration__header": ValidateFunction;
@@ -133,6 +141,7 @@ declare const validators: {
   "createReferenceInspiration__415__headers": ValidateFunction;
   "createReferenceInspiration__429__headers": ValidateFunction;
   "createReferenceInspiration__500__headers": ValidateFunction;
+  "createReferenceInspiration__503__headers": ValidateFunction;
   "listEditorVideos__path": ValidateFunction;
   "listEditorVideos__query": ValidateFunction;
   "listEditorVideos__header": ValidateFunction;
@@ -143,6 +152,7 @@ declare const validators: {
   "listEditorVideos__403__headers": ValidateFunction;
   "listEditorVideos__429__headers": ValidateFunction;
   "listEditorVideos__500__headers": ValidateFunction;
+  "listEditorVideos__503__headers": ValidateFunction;
   "createEditorVideo__path": ValidateFunction;
   "createEditorVideo__query": ValidateFunction;
   "createEditorVideo__header": ValidateFunction;
@@ -155,6 +165,7 @@ declare const validators: {
   "createEditorVideo__415__headers": ValidateFunction;
   "createEditorVideo__429__headers": ValidateFunction;
   "createEditorVideo__500__headers": ValidateFunction;
+  "createEditorVideo__503__headers": ValidateFunction;
   "getEditorVideo__path": ValidateFunction;
   "getEditorVideo__query": ValidateFunction;
   "getEditorVideo__header": ValidateFunction;
@@ -166,6 +177,7 @@ declare const validators: {
   "getEditorVideo__404__headers": ValidateFunction;
   "getEditorVideo__429__headers": ValidateFunction;
   "getEditorVideo__500__headers": ValidateFunction;
+  "getEditorVideo__503__headers": ValidateFunction;
   "applyEditorEdits__path": ValidateFunction;
   "applyEditorEdits__query": ValidateFunction;
   "applyEditorEdits__header": ValidateFunction;
@@ -179,6 +191,7 @@ declare const validators: {
   "applyEditorEdits__415__headers": ValidateFunction;
   "applyEditorEdits__429__headers": ValidateFunction;
   "applyEditorEdits__500__headers": ValidateFunction;
+  "applyEditorEdits__503__headers": ValidateFunction;
   "applyEditorEditsViaPost__path": ValidateFunction;
   "applyEditorEditsViaPost__query": ValidateFunction;
   "applyEditorEditsViaPost__header": ValidateFunction;
@@ -192,6 +205,7 @@ declare const validators: {
   "applyEditorEditsViaPost__415__headers": ValidateFunction;
   "applyEditorEditsViaPost__429__headers": ValidateFunction;
   "applyEditorEditsViaPost__500__headers": ValidateFunction;
+  "applyEditorEditsViaPost__503__headers": ValidateFunction;
   "addEditorMedia__path": ValidateFunction;
   "addEditorMedia__query": ValidateFunction;
   "addEditorMedia__header": ValidateFunction;
@@ -205,6 +219,7 @@ declare const validators: {
   "addEditorMedia__415__headers": ValidateFunction;
   "addEditorMedia__429__headers": ValidateFunction;
   "addEditorMedia__500__headers": ValidateFunction;
+  "addEditorMedia__503__headers": ValidateFunction;
   "exportEditorVideo__path": ValidateFunction;
   "exportEditorVideo__query": ValidateFunction;
   "exportEditorVideo__header": ValidateFunction;
@@ -218,6 +233,7 @@ declare const validators: {
   "exportEditorVideo__415__headers": ValidateFunction;
   "exportEditorVideo__429__headers": ValidateFunction;
   "exportEditorVideo__500__headers": ValidateFunction;
+  "exportEditorVideo__503__headers": ValidateFunction;
   "getEditorVideoExport__path": ValidateFunction;
   "getEditorVideoExport__query": ValidateFunction;
   "getEditorVideoExport__header": ValidateFunction;
@@ -229,6 +245,7 @@ declare const validators: {
   "getEditorVideoExport__404__headers": ValidateFunction;
   "getEditorVideoExport__429__headers": ValidateFunction;
   "getEditorVideoExport__500__headers": ValidateFunction;
+  "getEditorVideoExport__503__headers": ValidateFunction;
   "cancelEditorVideoExport__path": ValidateFunction;
   "cancelEditorVideoExport__query": ValidateFunction;
   "cancelEditorVideoExport__header": ValidateFunction;
@@ -241,6 +258,7 @@ declare const validators: {
   "cancelEditorVideoExport__409__headers": ValidateFunction;
   "cancelEditorVideoExport__429__headers": ValidateFunction;
   "cancelEditorVideoExport__500__headers": ValidateFunction;
+  "cancelEditorVideoExport__503__headers": ValidateFunction;
   "listEditorMedia__path": ValidateFunction;
   "listEditorMedia__query": ValidateFunction;
   "listEditorMedia__header": ValidateFunction;
@@ -251,6 +269,7 @@ declare const validators: {
   "listEditorMedia__403__headers": ValidateFunction;
   "listEditorMedia__429__headers": ValidateFunction;
   "listEditorMedia__500__headers": ValidateFunction;
+  "listEditorMedia__503__headers": ValidateFunction;
   "uploadEditorMedia__path": ValidateFunction;
   "uploadEditorMedia__query": ValidateFunction;
   "uploadEditorMedia__header": ValidateFunction;
@@ -264,6 +283,7 @@ declare const validators: {
   "uploadEditorMedia__415__headers": ValidateFunction;
   "uploadEditorMedia__429__headers": ValidateFunction;
   "uploadEditorMedia__500__headers": ValidateFunction;
+  "uploadEditorMedia__503__headers": ValidateFunction;
   "getHealth__path": ValidateFunction;
   "getHealth__query": ValidateFunction;
   "getHealth__header": ValidateFunction;

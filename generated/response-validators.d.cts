@@ -20,6 +20,7 @@ declare const validators: {
   "listAssets__403": ValidateFunction;
   "listAssets__429": ValidateFunction;
   "listAssets__500": ValidateFunction;
+  "listAssets__503": ValidateFunction;
   "createGeneration__200": ValidateFunction;
   "createGeneration__400": ValidateFunction;
   "createGeneration__401": ValidateFunction;
@@ -31,6 +32,7 @@ declare const validators: {
   "createGeneration__415": ValidateFunction;
   "createGeneration__429": ValidateFunction;
   "createGeneration__500": ValidateFunction;
+  "createGeneration__503": ValidateFunction;
   "getGeneration__200": ValidateFunction;
   "getGeneration__400": ValidateFunction;
   "getGeneration__401": ValidateFunction;
@@ -39,6 +41,7 @@ declare const validators: {
   "getGeneration__404": ValidateFunction;
   "getGeneration__429": ValidateFunction;
   "getGeneration__500": ValidateFunction;
+  "getGeneration__503": ValidateFunction;
   "createSlideshow__200": ValidateFunction;
   "createSlideshow__400": ValidateFunction;
   "createSlideshow__401": ValidateFunction;
@@ -51,6 +54,7 @@ declare const validators: {
   "createSlideshow__429": ValidateFunction;
   "createSlideshow__500": ValidateFunction;
   "createSlideshow__501": ValidateFunction;
+  "createSlideshow__503": ValidateFunction;
   "getSlideshow__200": ValidateFunction;
   "getSlideshow__400": ValidateFunction;
   "getSlideshow__401": ValidateFunction;
@@ -60,6 +64,7 @@ declare const validators: {
   "getSlideshow__429": ValidateFunction;
   "getSlideshow__500": ValidateFunction;
   "getSlideshow__501": ValidateFunction;
+  "getSlideshow__503": ValidateFunction;
   "createFacelessVideo__200": ValidateFunction;
   "createFacelessVideo__400": ValidateFunction;
   "createFacelessVideo__401": ValidateFunction;
@@ -72,6 +77,7 @@ declare const validators: {
   "createFacelessVideo__429": ValidateFunction;
   "createFacelessVideo__500": ValidateFunction;
   "createFacelessVideo__501": ValidateFunction;
+  "createFacelessVideo__503": ValidateFunction;
   "getVideo__200": ValidateFunction;
   "getVideo__400": ValidateFunction;
   "getVideo__401": ValidateFunction;
@@ -80,6 +86,7 @@ declare const validators: {
   "getVideo__404": ValidateFunction;
   "getVideo__429": ValidateFunction;
   "getVideo__500": ValidateFunction;
+  "getVideo__503": ValidateFunction;
   "listReferenceInspirations__200": ValidateFunction;
   "listReferenceInspirations__400": ValidateFunction;
   "listReferenceInspirations__401": ValidateFunction;
@@ -87,6 +94,7 @@ declare const validators: {
   "listReferenceInspirations__403": ValidateFunction;
   "listReferenceInspirations__429": ValidateFunction;
   "listReferenceInspirations__500": ValidateFunction;
+  "listReferenceInspirations__503": ValidateFunction;
   "createReferenceInspiration__200": ValidateFunction;
   "createReferenceInspiration__400": ValidateFunction;
   "createReferenceInspiration__401": ValidateFunction;
@@ -97,6 +105,7 @@ declare const validators: {
   "createReferenceInspiration__415": ValidateFunction;
   "createReferenceInspiration__429": ValidateFunction;
   "createReferenceInspiration__500": ValidateFunction;
+  "createReferenceInspiration__503": ValidateFunction;
   "listEditorVideos__200": ValidateFunction;
   "listEditorVideos__400": ValidateFunction;
   "listEditorVideos__401": ValidateFunction;
@@ -104,6 +113,7 @@ declare const validators: {
   "listEditorVideos__403": ValidateFunction;
   "listEditorVideos__429": ValidateFunction;
   "listEditorVideos__500": ValidateFunction;
+  "listEditorVideos__503": ValidateFunction;
   "createEditorVideo__200": ValidateFunction;
   "createEditorVideo__400": ValidateFunction;
   "createEditorVideo__401": ValidateFunction;
@@ -113,6 +123,7 @@ declare const validators: {
   "createEditorVideo__415": ValidateFunction;
   "createEditorVideo__429": ValidateFunction;
   "createEditorVideo__500": ValidateFunction;
+  "createEditorVideo__503": ValidateFunction;
   "getEditorVideo__200": ValidateFunction;
   "getEditorVideo__400": ValidateFunction;
   "getEditorVideo__401": ValidateFunction;
@@ -121,6 +132,7 @@ declare const validators: {
   "getEditorVideo__404": ValidateFunction;
   "getEditorVideo__429": ValidateFunction;
   "getEditorVideo__500": ValidateFunction;
+  "getEditorVideo__503": ValidateFunction;
   "applyEditorEdits__200": ValidateFunction;
   "applyEditorEdits__400": ValidateFunction;
   "applyEditorEdits__401": ValidateFunction;
@@ -131,6 +143,7 @@ declare const validators: {
   "applyEditorEdits__415": ValidateFunction;
   "applyEditorEdits__429": ValidateFunction;
   "applyEditorEdits__500": ValidateFunction;
+  "applyEditorEdits__503": ValidateFunction;
   "applyEditorEditsViaPost__200": ValidateFunction;
   "applyEditorEditsViaPost__400": ValidateFunction;
   "applyEditorEditsViaPost__401": ValidateFunction;
@@ -141,6 +154,7 @@ declare const validators: {
   "applyEditorEditsViaPost__415": ValidateFunction;
   "applyEditorEditsViaPost__429": ValidateFunction;
   "applyEditorEditsViaPost__500": ValidateFunction;
+  "applyEditorEditsViaPost__503": ValidateFunction;
   "addEditorMedia__200": ValidateFunction;
   "addEditorMedia__400": ValidateFunction;
   "addEditorMedia__401": ValidateFunction;
@@ -151,6 +165,7 @@ declare const validators: {
   "addEditorMedia__415": ValidateFunction;
   "addEditorMedia__429": ValidateFunction;
   "addEditorMedia__500": ValidateFunction;
+  "addEditorMedia__503": ValidateFunction;
   "exportEditorVideo__200": ValidateFunction;
   "exportEditorVideo__400": ValidateFunction;
   "exportEditorVideo__401": ValidateFunction;
@@ -161,6 +176,7 @@ declare const validators: {
   "exportEditorVideo__415": ValidateFunction;
   "exportEditorVideo__429": ValidateFunction;
   "exportEditorVideo__500": ValidateFunction;
+  "exportEditorVideo__503": ValidateFunction;
   "getEditorVideoExport__200": ValidateFunction;
   "getEditorVideoExport__400": ValidateFunction;
   "getEditorVideoExport__401": ValidateFunction;
@@ -169,6 +185,7 @@ declare const validators: {
   "getEditorVideoExport__404": ValidateFunction;
   "getEditorVideoExport__429": ValidateFunction;
   "getEditorVideoExport__500": ValidateFunction;
+  "getEditorVideoExport__503": ValidateFunction;
   "cancelEditorVideoExport__200": ValidateFunction;
   "cancelEditorVideoExport__400": ValidateFunction;
   "cancelEditorVideoExport__401": ValidateFunction;
@@ -178,6 +195,7 @@ declare const validators: {
   "cancelEditorVideoExport__409": ValidateFunction;
   "cancelEditorVideoExport__429": ValidateFunction;
   "cancelEditorVideoExport__500": ValidateFunction;
+  "cancelEditorVideoExport__503": ValidateFunction;
   "listEditorMedia__200": ValidateFunction;
   "listEditorMedia__400": ValidateFunction;
   "listEditorMedia__401": ValidateFunction;
@@ -185,6 +203,7 @@ declare const validators: {
   "listEditorMedia__403": ValidateFunction;
   "listEditorMedia__429": ValidateFunction;
   "listEditorMedia__500": ValidateFunction;
+  "listEditorMedia__503": ValidateFunction;
   "uploadEditorMedia__200": ValidateFunction;
   "uploadEditorMedia__400": ValidateFunction;
   "uploadEditorMedia__401": ValidateFunction;
@@ -195,6 +214,7 @@ declare const validators: {
   "uploadEditorMedia__415": ValidateFunction;
   "uploadEditorMedia__429": ValidateFunction;
   "uploadEditorMedia__500": ValidateFunction;
+  "uploadEditorMedia__503": ValidateFunction;
   "getHealth__200": ValidateFunction;
   "getHealth__400": ValidateFunction;
   "getHealth__429": ValidateFunction;

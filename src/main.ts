@@ -12,6 +12,8 @@ const { ensureDemoWorkspace } = await import('./services/workspaces/demo.ts');
 const config = loadConfig();
 const log = createLogger(config.logLevel);
 life.setLogger(log);
+// postgres.js can throw outside any handler when PostgreSQL drops connections: logged, not fatal (src/db/outage.ts).
+(await import('./db/outage.ts')).guardPostgresDriverCrash(log);
 // Requests and jobs get the grace period; closing pools and stopping PostgreSQL get the rest.
 life.setDeadline((config.shutdownGraceSeconds + 30) * 1000);
 const say = (s: string) => process.stdout.write(`${s}\n`);

@@ -10,6 +10,8 @@ const { startService } = await import('./server.ts');
 const config = loadConfig();
 const log = createLogger(config.logLevel);
 life.setLogger(log);
+// postgres.js can throw outside any handler when PostgreSQL drops connections: logged, not fatal (src/db/outage.ts).
+(await import('./db/outage.ts')).guardPostgresDriverCrash(log);
 life.setDeadline((config.shutdownGraceSeconds + 30) * 1000);
 
 try {

@@ -22,6 +22,7 @@ import { registerJsonParser } from './json-body.ts';
 import { indexRoutes, noRouteError } from './routes-index.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
 import { clientErrorHandler, registerBodyTimeouts, serverTimeoutOptions } from './timeouts.ts';
+import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -151,6 +152,8 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
       if (apiError.code === 'payload_too_large') apiError.context.limit_bytes = req.routeOptions?.bodyLimit ?? ctx.config.bodyLimitBytes;
       return sendError(reply, apiError);
     }
+    // Authentication and rate limiting run before the executor's own catch: a lost database there too is 503.
+    if (isDatabaseUnavailable(err)) return sendError(reply, databaseUnavailable());
     req.log.error({ err, url: req.url.split('?')[0] }, 'unhandled error');
     return sendError(reply, new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key'));
   });

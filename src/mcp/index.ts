@@ -7,6 +7,7 @@ import type { AppContext } from '../context.ts';
 import type { Executor } from '../operations/executor.ts';
 import { listenForAuthChanges } from './auth.ts';
 import { registerMcpEndpoint, sendNotAllowed } from './endpoint.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/outage.ts';
 
 /** Largest form body /mcp reads before refusing it (413), as the OAuth server's forms. */
 const FORM_LIMIT = 64 * 1024;
@@ -14,6 +15,11 @@ const FORM_LIMIT = 64 * 1024;
 export function registerMcp(app: FastifyInstance, ctx: AppContext, executor: Executor): void {
   app.register(async (scope) => {
     scope.setErrorHandler((err: FastifyError, req, reply) => {
+      // The bearer check found the database unreachable: 503, retryable, not a server fault.
+      if (isDatabaseUnavailable(err)) {
+        const message = `The database is unreachable right now; retry in ${DATABASE_RETRY_AFTER_SECONDS} s`;
+        return reply.code(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message }, id: null }));
+      }
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
       if (status === 500) ctx.log.error({ err: { message: err.message, stack: err.stack }, url: req.url }, 'unhandled error');
       // Every route of this scope is /mcp (or /mcp/, the router ignoring a trailing slash).

@@ -13,6 +13,7 @@ import { entriesById, operationsById, type Executor, type OperationCall } from '
 import type { McpToolRow } from '../operations/operation-index.ts';
 import type { Reply } from '../operations/types.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
+import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
 
 export type { McpToolRow };
 
@@ -200,6 +201,7 @@ export async function runTool(
     return result;
   } catch (err) {
     if (err instanceof ApiError) return errorResult(err);
+    if (isDatabaseUnavailable(err)) return errorResult(databaseUnavailable());
     deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, tool: tool.name }, 'unhandled error in MCP tool');
     return errorResult(new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key'));
   }

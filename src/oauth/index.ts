@@ -20,12 +20,20 @@ import { registerMetadata } from './metadata.ts';
 import { errorPage } from './pages.ts';
 import { registerRegistration } from './register.ts';
 import { registerToken } from './token.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/outage.ts';
 
 export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
   app.register(async (scope) => {
     // Errors Fastify raises before a handler runs (a body too large or not parsable): RFC 6749
     // JSON at the JSON endpoints, a page everywhere else.
     scope.setErrorHandler((err: FastifyError, req, reply) => {
+      // The database is unreachable: 503 (RFC 6749's temporarily_unavailable), retryable.
+      if (isDatabaseUnavailable(err)) {
+        reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+        const message = `The database is unreachable right now; retry in ${DATABASE_RETRY_AFTER_SECONDS} s`;
+        if (JSON_ENDPOINTS.has(req.url.split('?')[0])) return sendOAuthError(reply, new OAuthError('temporarily_unavailable', message, 503));
+        return sendPage(reply, 503, errorPage('Temporarily unavailable', message));
+      }
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
       if (status === 500) ctx.log.error({ err: { message: err.message, stack: err.stack }, url: req.url }, 'unhandled error');
       const path = req.url.split('?')[0];

@@ -11,6 +11,7 @@ import { authenticate, type AuthContext } from '../services/workspaces/api-keys.
 import { bodyValidatorName, type IndexEntry, type OperationIndex, type OperationIndexEntry } from './operation-index.ts';
 import { Reply, type AnyHandler } from './types.ts';
 import { MAX_FIELD_ERRORS, validate } from './validate.ts';
+import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
 
 export type { ParamInfo } from './operation-index.ts';
 /** A REST operation of the index. */
@@ -176,6 +177,8 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
           Object.assign(err.headers, limitHeaders);
           throw err;
         }
+        // The database went away (or is not back yet): 503, retryable, not a server fault.
+        if (isDatabaseUnavailable(err)) throw databaseUnavailable(limitHeaders);
         ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, operation: op.operationId }, 'unhandled error');
         throw new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key', {}, limitHeaders);
       }
