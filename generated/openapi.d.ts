@@ -2675,7 +2675,7 @@ export interface components {
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorResponse"];
             };
         };
         /** @description not_implemented: this operation is declared but its capability is not available on this deployment yet. */

@@ -2540,9 +2540,9 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listModels__400 = validate31;
-const schema41 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listModels__400"};
-const schema42 = {"type":"object","description":"The error envelope of every non-2xx response. `retryable` is true exactly for 429 and 5xx.","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","message","retryable","context"],"properties":{"code":{"type":"string","description":"Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.","enum":["unauthorized","invalid_api_key","forbidden","payment_required","insufficient_credits","bad_request","idempotency_conflict","conflict","rate_limited","not_found","server_error","not_implemented","payload_too_large","unsupported_media_type","request_timeout","service_unavailable"]},"message":{"type":"string","description":"Human-readable explanation, safe to show to the user.","maxLength":2000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"retryable":{"type":"boolean","description":"True exactly for 429 and 5xx; retry those with backoff and the same idempotency key."},"context":{"$ref":"https://media-api.local/components#/$defs/ErrorContext"}}}}};
-const schema43 = {"type":"object","description":"Details of the error. Always an object (possibly empty). The keys below are the known ones; other keys may appear and must be tolerated.","additionalProperties":true,"maxProperties":50,"properties":{"errors":{"type":"array","description":"bad_request only; one entry per failing field.","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/FieldError"}},"field":{"type":"string","description":"The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"resource":{"type":"string","description":"not_found only; the kind of resource that was not found.","enum":["generation","slideshow","video","editor_video","editor_media","editor_item","editor_track","brand_kit","avatar","voice","reference_inspiration","template","preset","model","variant","sound_effect","editor_export"]},"operation_index":{"type":"integer","format":"int32","description":"Editor edits only; the 0-based index of the failing operation.","minimum":0,"maximum":99},"current_version":{"type":"integer","format":"int64","description":"Editor edits only; the project's version when `expected_version` did not match.","minimum":1,"maximum":9007199254740991},"credits_required":{"type":"integer","format":"int64","description":"insufficient_credits only; the price of the request.","minimum":0,"maximum":1000000000},"credits_available":{"type":"integer","format":"int64","description":"insufficient_credits only; the workspace's balance.","minimum":0,"maximum":1000000000},"scope":{"type":"string","description":"forbidden only; a scope that would grant access.","enum":["generations:read","generations:write","social:read","social:write"]},"required_scopes":{"type":"array","description":"forbidden only; every scope that would grant access (any one suffices).","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"granted_scopes":{"type":"array","description":"forbidden only; the scopes the presented key or token has.","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"retry_after_seconds":{"type":"integer","format":"int32","description":"rate_limited only; same as the Retry-After header.","minimum":0,"maximum":86400},"limit_bytes":{"type":"integer","format":"int64","description":"payload_too_large only; the size limit in bytes.","minimum":0,"maximum":9007199254740991},"limit_pixels":{"type":"integer","format":"int64","description":"bad_request of an image or video whose frame is too large: the most pixels (width × height) accepted.","minimum":0,"maximum":9007199254740991},"limit_dimension":{"type":"integer","format":"int32","description":"bad_request of an image or video whose frame is too large; the most pixels per side.","minimum":0,"maximum":2147483647},"quota_seconds":{"type":"number","description":"rate_limited of an export; the workspace's export quota in seconds of output per 24 hours.","minimum":0,"maximum":9007199254740991},"used_seconds":{"type":"number","description":"rate_limited of an export; seconds of the quota used in the last 24 hours.","minimum":0,"maximum":9007199254740991},"content_type":{"type":"string","description":"unsupported_media_type only; the Content-Type that was sent.","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"supported_content_types":{"type":"array","description":"unsupported_media_type only; the accepted content types.","maxItems":10,"items":{"type":"string","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"}},"operation_id":{"type":"string","description":"not_implemented only; the operation that is not available yet.","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9]*$"}}};
+const schema41 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listModels__400"};
+const schema42 = {"type":"object","description":"The error envelope of every non-2xx response. `retryable` is true exactly for 429 and 5xx.","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","message","retryable","context"],"properties":{"code":{"type":"string","description":"Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; method_not_allowed 405 (the path exists but not with this method; the Allow header lists its methods); request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.","enum":["unauthorized","invalid_api_key","forbidden","payment_required","insufficient_credits","bad_request","idempotency_conflict","conflict","rate_limited","not_found","method_not_allowed","server_error","not_implemented","payload_too_large","unsupported_media_type","request_timeout","service_unavailable"]},"message":{"type":"string","description":"Human-readable explanation, safe to show to the user.","maxLength":2000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"retryable":{"type":"boolean","description":"True exactly for 429 and 5xx; retry those with backoff and the same idempotency key."},"context":{"$ref":"https://media-api.local/components#/$defs/ErrorContext"}}}}};
+const schema43 = {"type":"object","description":"Details of the error. Always an object (possibly empty). The keys below are the known ones; other keys may appear and must be tolerated. Every not_found carries the same shape: `resource` (what was not found) and `field` (where its id was sent, e.g. `path.id`, `path.export_id`, `body.brand_kit_id`; `path` for a path with no operation). Strings from the request (field names, values) never appear with control characters: each is replaced by its escape (`\\u001f`).","additionalProperties":true,"maxProperties":50,"properties":{"errors":{"type":"array","description":"bad_request only; one entry per failing field, at most 100 (when more fields fail, the message says how many were left out).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/FieldError"}},"field":{"type":"string","description":"The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"resource":{"type":"string","description":"not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).","enum":["generation","slideshow","video","editor_video","editor_media","editor_item","editor_track","brand_kit","avatar","voice","reference_inspiration","template","preset","model","variant","sound_effect","editor_export","route","workspace","media"]},"operation_index":{"type":"integer","format":"int32","description":"Editor edits only; the 0-based index of the failing operation.","minimum":0,"maximum":99},"current_version":{"type":"integer","format":"int64","description":"Editor edits only; the project's version when `expected_version` did not match.","minimum":1,"maximum":9007199254740991},"credits_required":{"type":"integer","format":"int64","description":"insufficient_credits only; the price of the request.","minimum":0,"maximum":1000000000},"credits_available":{"type":"integer","format":"int64","description":"insufficient_credits only; the workspace's balance.","minimum":0,"maximum":1000000000},"scope":{"type":"string","description":"forbidden only; a scope that would grant access.","enum":["generations:read","generations:write","social:read","social:write"]},"required_scopes":{"type":"array","description":"forbidden only; every scope that would grant access (any one suffices).","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"granted_scopes":{"type":"array","description":"forbidden only; the scopes the presented key or token has.","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"retry_after_seconds":{"type":"integer","format":"int32","description":"rate_limited only; same as the Retry-After header.","minimum":0,"maximum":86400},"limit_bytes":{"type":"integer","format":"int64","description":"payload_too_large only; the size limit in bytes.","minimum":0,"maximum":9007199254740991},"limit_pixels":{"type":"integer","format":"int64","description":"bad_request of an image or video whose frame is too large: the most pixels (width × height) accepted.","minimum":0,"maximum":9007199254740991},"limit_dimension":{"type":"integer","format":"int32","description":"bad_request of an image or video whose frame is too large; the most pixels per side.","minimum":0,"maximum":2147483647},"quota_seconds":{"type":"number","description":"rate_limited of an export; the workspace's export quota in seconds of output per 24 hours.","minimum":0,"maximum":9007199254740991},"used_seconds":{"type":"number","description":"rate_limited of an export; seconds of the quota used in the last 24 hours.","minimum":0,"maximum":9007199254740991},"content_type":{"type":"string","description":"unsupported_media_type only; the Content-Type that was sent.","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"supported_content_types":{"type":"array","description":"unsupported_media_type only; the accepted content types.","maxItems":10,"items":{"type":"string","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"}},"operation_id":{"type":"string","description":"not_implemented only; the operation that is not available yet.","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9]*$"}}};
 const schema44 = {"type":"object","description":"One failing field of a bad_request.","additionalProperties":false,"required":["field","message"],"properties":{"field":{"type":"string","description":"`<location>.<path>` of the field, e.g. `body.prompt`, `query.limit`, `body.operations[2].item_id`.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"message":{"type":"string","description":"Why the field is invalid.","maxLength":1000,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 const schema45 = {"type":"string","description":"An access scope.","enum":["generations:read","generations:write","social:read","social:write"]};
 const pattern34 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
@@ -2759,7 +2759,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!(((((((((((((((((data5 === "generation") || (data5 === "slideshow")) || (data5 === "video")) || (data5 === "editor_video")) || (data5 === "editor_media")) || (data5 === "editor_item")) || (data5 === "editor_track")) || (data5 === "brand_kit")) || (data5 === "avatar")) || (data5 === "voice")) || (data5 === "reference_inspiration")) || (data5 === "template")) || (data5 === "preset")) || (data5 === "model")) || (data5 === "variant")) || (data5 === "sound_effect")) || (data5 === "editor_export"))){
+if(!((((((((((((((((((((data5 === "generation") || (data5 === "slideshow")) || (data5 === "video")) || (data5 === "editor_video")) || (data5 === "editor_media")) || (data5 === "editor_item")) || (data5 === "editor_track")) || (data5 === "brand_kit")) || (data5 === "avatar")) || (data5 === "voice")) || (data5 === "reference_inspiration")) || (data5 === "template")) || (data5 === "preset")) || (data5 === "model")) || (data5 === "variant")) || (data5 === "sound_effect")) || (data5 === "editor_export")) || (data5 === "route")) || (data5 === "workspace")) || (data5 === "media"))){
 const err17 = {instancePath:instancePath+"/resource",schemaPath:"#/properties/resource/enum",keyword:"enum",params:{allowedValues: schema43.properties.resource.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
@@ -3569,7 +3569,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -3683,7 +3683,7 @@ return errors === 0;
 validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listModels__429 = validate36;
-const schema47 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listModels__429"};
+const schema47 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listModels__429"};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3785,7 +3785,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -3899,7 +3899,7 @@ return errors === 0;
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listModels__500 = validate40;
-const schema49 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listModels__500"};
+const schema49 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listModels__500"};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4001,7 +4001,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -4536,7 +4536,7 @@ return errors === 0;
 validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getOpenApiDocument__400 = validate45;
-const schema53 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getOpenApiDocument__400"};
+const schema53 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getOpenApiDocument__400"};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4638,7 +4638,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -4752,7 +4752,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getOpenApiDocument__429 = validate49;
-const schema55 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getOpenApiDocument__429"};
+const schema55 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getOpenApiDocument__429"};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4854,7 +4854,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -4968,7 +4968,7 @@ return errors === 0;
 validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getOpenApiDocument__500 = validate53;
-const schema57 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getOpenApiDocument__500"};
+const schema57 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getOpenApiDocument__500"};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5070,7 +5070,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -5235,7 +5235,7 @@ return errors === 0;
 validate57.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.getSkill__400 = validate58;
-const schema60 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSkill__400"};
+const schema60 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSkill__400"};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5337,7 +5337,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -5451,7 +5451,7 @@ return errors === 0;
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSkill__429 = validate62;
-const schema62 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSkill__429"};
+const schema62 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSkill__429"};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5553,7 +5553,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -5667,7 +5667,7 @@ return errors === 0;
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSkill__500 = validate66;
-const schema64 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSkill__500"};
+const schema64 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSkill__500"};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5769,7 +5769,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -7543,7 +7543,7 @@ return errors === 0;
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__400 = validate75;
-const schema74 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__400"};
+const schema74 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__400"};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7645,7 +7645,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -7759,7 +7759,7 @@ return errors === 0;
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__401 = validate79;
-const schema76 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__401"};
+const schema76 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__401"};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7861,7 +7861,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -7975,7 +7975,7 @@ return errors === 0;
 validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__402 = validate83;
-const schema78 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__402"};
+const schema78 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__402"};
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8077,7 +8077,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -8191,7 +8191,7 @@ return errors === 0;
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__403 = validate87;
-const schema80 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__403"};
+const schema80 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__403"};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8293,7 +8293,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -8407,7 +8407,7 @@ return errors === 0;
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__429 = validate91;
-const schema82 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__429"};
+const schema82 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__429"};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8509,7 +8509,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -8623,7 +8623,7 @@ return errors === 0;
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__500 = validate95;
-const schema84 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__500"};
+const schema84 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__500"};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8725,7 +8725,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -8839,7 +8839,7 @@ return errors === 0;
 validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listAssets__503 = validate99;
-const schema86 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listAssets__503"};
+const schema86 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listAssets__503"};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8941,7 +8941,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -9851,7 +9851,7 @@ return errors === 0;
 validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__400 = validate108;
-const schema93 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__400"};
+const schema93 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__400"};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9953,7 +9953,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -10067,7 +10067,7 @@ return errors === 0;
 validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__401 = validate112;
-const schema95 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__401"};
+const schema95 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__401"};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10169,7 +10169,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -10283,7 +10283,7 @@ return errors === 0;
 validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__402 = validate116;
-const schema97 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__402"};
+const schema97 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__402"};
 
 function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10385,7 +10385,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -10499,7 +10499,7 @@ return errors === 0;
 validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__403 = validate120;
-const schema99 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__403"};
+const schema99 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__403"};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10601,7 +10601,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -10715,7 +10715,7 @@ return errors === 0;
 validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__404 = validate124;
-const schema101 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__404"};
+const schema101 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__404"};
 
 function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10817,7 +10817,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -10931,7 +10931,7 @@ return errors === 0;
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__409 = validate128;
-const schema103 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__409"};
+const schema103 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__409"};
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11033,7 +11033,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -11147,7 +11147,7 @@ return errors === 0;
 validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__413 = validate132;
-const schema105 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__413"};
+const schema105 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__413"};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11249,7 +11249,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -11363,7 +11363,7 @@ return errors === 0;
 validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__415 = validate136;
-const schema107 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__415"};
+const schema107 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__415"};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11465,7 +11465,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -11579,7 +11579,7 @@ return errors === 0;
 validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__429 = validate140;
-const schema109 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__429"};
+const schema109 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__429"};
 
 function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11681,7 +11681,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -11795,7 +11795,7 @@ return errors === 0;
 validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__500 = validate144;
-const schema111 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__500"};
+const schema111 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__500"};
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11897,7 +11897,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -12011,7 +12011,7 @@ return errors === 0;
 validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration__503 = validate148;
-const schema113 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createGeneration__503"};
+const schema113 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createGeneration__503"};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12113,7 +12113,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -13195,7 +13195,7 @@ return errors === 0;
 validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__400 = validate155;
-const schema121 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__400"};
+const schema121 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__400"};
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13297,7 +13297,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -13411,7 +13411,7 @@ return errors === 0;
 validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__401 = validate159;
-const schema123 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__401"};
+const schema123 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__401"};
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13513,7 +13513,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -13627,7 +13627,7 @@ return errors === 0;
 validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__402 = validate163;
-const schema125 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__402"};
+const schema125 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__402"};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13729,7 +13729,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -13843,7 +13843,7 @@ return errors === 0;
 validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__403 = validate167;
-const schema127 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__403"};
+const schema127 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__403"};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13945,7 +13945,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -14059,7 +14059,7 @@ return errors === 0;
 validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__404 = validate171;
-const schema129 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__404"};
+const schema129 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__404"};
 
 function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14161,7 +14161,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -14275,7 +14275,7 @@ return errors === 0;
 validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__429 = validate175;
-const schema131 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__429"};
+const schema131 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__429"};
 
 function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14377,7 +14377,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -14491,7 +14491,7 @@ return errors === 0;
 validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__500 = validate179;
-const schema133 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__500"};
+const schema133 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__500"};
 
 function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14593,7 +14593,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -14707,7 +14707,7 @@ return errors === 0;
 validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getGeneration__503 = validate183;
-const schema135 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getGeneration__503"};
+const schema135 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getGeneration__503"};
 
 function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14809,7 +14809,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -15355,7 +15355,7 @@ return errors === 0;
 validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__400 = validate188;
-const schema139 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__400"};
+const schema139 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__400"};
 
 function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15457,7 +15457,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -15571,7 +15571,7 @@ return errors === 0;
 validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__401 = validate192;
-const schema141 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__401"};
+const schema141 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__401"};
 
 function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15673,7 +15673,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -15787,7 +15787,7 @@ return errors === 0;
 validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__402 = validate196;
-const schema143 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__402"};
+const schema143 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__402"};
 
 function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15889,7 +15889,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16003,7 +16003,7 @@ return errors === 0;
 validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__403 = validate200;
-const schema145 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__403"};
+const schema145 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__403"};
 
 function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16105,7 +16105,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16219,7 +16219,7 @@ return errors === 0;
 validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__404 = validate204;
-const schema147 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__404"};
+const schema147 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__404"};
 
 function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16321,7 +16321,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16435,7 +16435,7 @@ return errors === 0;
 validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__409 = validate208;
-const schema149 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__409"};
+const schema149 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__409"};
 
 function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16537,7 +16537,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16651,7 +16651,7 @@ return errors === 0;
 validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__413 = validate212;
-const schema151 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__413"};
+const schema151 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__413"};
 
 function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16753,7 +16753,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16867,7 +16867,7 @@ return errors === 0;
 validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__415 = validate216;
-const schema153 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__415"};
+const schema153 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__415"};
 
 function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16969,7 +16969,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -17083,7 +17083,7 @@ return errors === 0;
 validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__429 = validate220;
-const schema155 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__429"};
+const schema155 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__429"};
 
 function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17185,7 +17185,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -17299,7 +17299,7 @@ return errors === 0;
 validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__500 = validate224;
-const schema157 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__500"};
+const schema157 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__500"};
 
 function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17401,7 +17401,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -17515,7 +17515,7 @@ return errors === 0;
 validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__501 = validate228;
-const schema159 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__501"};
+const schema159 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__501"};
 
 function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17617,7 +17617,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -17731,7 +17731,7 @@ return errors === 0;
 validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow__503 = validate232;
-const schema161 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createSlideshow__503"};
+const schema161 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createSlideshow__503"};
 
 function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17833,7 +17833,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -18773,7 +18773,7 @@ return errors === 0;
 validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__400 = validate239;
-const schema167 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__400"};
+const schema167 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__400"};
 
 function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18875,7 +18875,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -18989,7 +18989,7 @@ return errors === 0;
 validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__401 = validate243;
-const schema169 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__401"};
+const schema169 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__401"};
 
 function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19091,7 +19091,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -19205,7 +19205,7 @@ return errors === 0;
 validate243.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__402 = validate247;
-const schema171 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__402"};
+const schema171 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__402"};
 
 function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19307,7 +19307,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -19421,7 +19421,7 @@ return errors === 0;
 validate247.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__403 = validate251;
-const schema173 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__403"};
+const schema173 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__403"};
 
 function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19523,7 +19523,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -19637,7 +19637,7 @@ return errors === 0;
 validate251.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__404 = validate255;
-const schema175 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__404"};
+const schema175 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__404"};
 
 function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19739,7 +19739,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -19853,7 +19853,7 @@ return errors === 0;
 validate255.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__429 = validate259;
-const schema177 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__429"};
+const schema177 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__429"};
 
 function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -19955,7 +19955,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -20069,7 +20069,7 @@ return errors === 0;
 validate259.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__500 = validate263;
-const schema179 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__500"};
+const schema179 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__500"};
 
 function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20171,7 +20171,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -20285,7 +20285,7 @@ return errors === 0;
 validate263.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__501 = validate267;
-const schema181 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__501"};
+const schema181 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__501"};
 
 function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20387,7 +20387,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -20501,7 +20501,7 @@ return errors === 0;
 validate267.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getSlideshow__503 = validate271;
-const schema183 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getSlideshow__503"};
+const schema183 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getSlideshow__503"};
 
 function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -20603,7 +20603,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -21049,7 +21049,7 @@ return errors === 0;
 validate275.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__400 = validate276;
-const schema187 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__400"};
+const schema187 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__400"};
 
 function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21151,7 +21151,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -21265,7 +21265,7 @@ return errors === 0;
 validate276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__401 = validate280;
-const schema189 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__401"};
+const schema189 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__401"};
 
 function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21367,7 +21367,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -21481,7 +21481,7 @@ return errors === 0;
 validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__402 = validate284;
-const schema191 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__402"};
+const schema191 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__402"};
 
 function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21583,7 +21583,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -21697,7 +21697,7 @@ return errors === 0;
 validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__403 = validate288;
-const schema193 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__403"};
+const schema193 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__403"};
 
 function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -21799,7 +21799,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -21913,7 +21913,7 @@ return errors === 0;
 validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__404 = validate292;
-const schema195 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__404"};
+const schema195 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__404"};
 
 function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22015,7 +22015,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -22129,7 +22129,7 @@ return errors === 0;
 validate292.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__409 = validate296;
-const schema197 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__409"};
+const schema197 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__409"};
 
 function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22231,7 +22231,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -22345,7 +22345,7 @@ return errors === 0;
 validate296.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__413 = validate300;
-const schema199 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__413"};
+const schema199 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__413"};
 
 function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22447,7 +22447,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -22561,7 +22561,7 @@ return errors === 0;
 validate300.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__415 = validate304;
-const schema201 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__415"};
+const schema201 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__415"};
 
 function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22663,7 +22663,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -22777,7 +22777,7 @@ return errors === 0;
 validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__429 = validate308;
-const schema203 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__429"};
+const schema203 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__429"};
 
 function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -22879,7 +22879,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -22993,7 +22993,7 @@ return errors === 0;
 validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__500 = validate312;
-const schema205 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__500"};
+const schema205 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__500"};
 
 function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23095,7 +23095,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -23209,7 +23209,7 @@ return errors === 0;
 validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__501 = validate316;
-const schema207 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__501"};
+const schema207 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__501"};
 
 function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23311,7 +23311,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -23425,7 +23425,7 @@ return errors === 0;
 validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo__503 = validate320;
-const schema209 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createFacelessVideo__503"};
+const schema209 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__503"};
 
 function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23527,7 +23527,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -24330,7 +24330,7 @@ return errors === 0;
 validate324.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__400 = validate327;
-const schema214 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__400"};
+const schema214 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__400"};
 
 function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24432,7 +24432,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -24546,7 +24546,7 @@ return errors === 0;
 validate327.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__401 = validate331;
-const schema216 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__401"};
+const schema216 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__401"};
 
 function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24648,7 +24648,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -24762,7 +24762,7 @@ return errors === 0;
 validate331.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__402 = validate335;
-const schema218 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__402"};
+const schema218 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__402"};
 
 function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24864,7 +24864,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -24978,7 +24978,7 @@ return errors === 0;
 validate335.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__403 = validate339;
-const schema220 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__403"};
+const schema220 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__403"};
 
 function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25080,7 +25080,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -25194,7 +25194,7 @@ return errors === 0;
 validate339.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__404 = validate343;
-const schema222 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__404"};
+const schema222 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__404"};
 
 function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25296,7 +25296,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -25410,7 +25410,7 @@ return errors === 0;
 validate343.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__429 = validate347;
-const schema224 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__429"};
+const schema224 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__429"};
 
 function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25512,7 +25512,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -25626,7 +25626,7 @@ return errors === 0;
 validate347.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__500 = validate351;
-const schema226 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__500"};
+const schema226 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__500"};
 
 function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25728,7 +25728,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -25842,7 +25842,7 @@ return errors === 0;
 validate351.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getVideo__503 = validate355;
-const schema228 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getVideo__503"};
+const schema228 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__503"};
 
 function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25944,7 +25944,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -28110,7 +28110,7 @@ return errors === 0;
 validate359.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.listReferenceInspirations__400 = validate376;
-const schema245 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__400"};
+const schema245 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__400"};
 
 function validate377(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28212,7 +28212,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -28326,7 +28326,7 @@ return errors === 0;
 validate376.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__401 = validate380;
-const schema247 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__401"};
+const schema247 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__401"};
 
 function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28428,7 +28428,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -28542,7 +28542,7 @@ return errors === 0;
 validate380.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__402 = validate384;
-const schema249 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__402"};
+const schema249 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__402"};
 
 function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28644,7 +28644,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -28758,7 +28758,7 @@ return errors === 0;
 validate384.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__403 = validate388;
-const schema251 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__403"};
+const schema251 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__403"};
 
 function validate389(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28860,7 +28860,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -28974,7 +28974,7 @@ return errors === 0;
 validate388.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__429 = validate392;
-const schema253 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__429"};
+const schema253 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__429"};
 
 function validate393(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29076,7 +29076,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -29190,7 +29190,7 @@ return errors === 0;
 validate392.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__500 = validate396;
-const schema255 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__500"};
+const schema255 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__500"};
 
 function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29292,7 +29292,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -29406,7 +29406,7 @@ return errors === 0;
 validate396.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listReferenceInspirations__503 = validate400;
-const schema257 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listReferenceInspirations__503"};
+const schema257 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__503"};
 
 function validate401(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29508,7 +29508,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -30552,7 +30552,7 @@ return errors === 0;
 validate404.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__400 = validate407;
-const schema265 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__400"};
+const schema265 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__400"};
 
 function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30654,7 +30654,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -30768,7 +30768,7 @@ return errors === 0;
 validate407.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__401 = validate411;
-const schema267 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__401"};
+const schema267 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__401"};
 
 function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30870,7 +30870,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -30984,7 +30984,7 @@ return errors === 0;
 validate411.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__402 = validate415;
-const schema269 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__402"};
+const schema269 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__402"};
 
 function validate416(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31086,7 +31086,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -31200,7 +31200,7 @@ return errors === 0;
 validate415.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__403 = validate419;
-const schema271 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__403"};
+const schema271 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__403"};
 
 function validate420(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31302,7 +31302,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -31416,7 +31416,7 @@ return errors === 0;
 validate419.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__409 = validate423;
-const schema273 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__409"};
+const schema273 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__409"};
 
 function validate424(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31518,7 +31518,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -31632,7 +31632,7 @@ return errors === 0;
 validate423.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__413 = validate427;
-const schema275 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__413"};
+const schema275 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__413"};
 
 function validate428(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31734,7 +31734,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -31848,7 +31848,7 @@ return errors === 0;
 validate427.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__415 = validate431;
-const schema277 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__415"};
+const schema277 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__415"};
 
 function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31950,7 +31950,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -32064,7 +32064,7 @@ return errors === 0;
 validate431.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__429 = validate435;
-const schema279 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__429"};
+const schema279 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__429"};
 
 function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32166,7 +32166,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -32280,7 +32280,7 @@ return errors === 0;
 validate435.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__500 = validate439;
-const schema281 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__500"};
+const schema281 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__500"};
 
 function validate440(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32382,7 +32382,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -32496,7 +32496,7 @@ return errors === 0;
 validate439.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createReferenceInspiration__503 = validate443;
-const schema283 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createReferenceInspiration__503"};
+const schema283 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__503"};
 
 function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32598,7 +32598,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -36806,7 +36806,7 @@ return errors === 0;
 validate447.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__400 = validate467;
-const schema312 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__400"};
+const schema312 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__400"};
 
 function validate468(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -36908,7 +36908,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -37022,7 +37022,7 @@ return errors === 0;
 validate467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__401 = validate471;
-const schema314 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__401"};
+const schema314 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__401"};
 
 function validate472(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37124,7 +37124,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -37238,7 +37238,7 @@ return errors === 0;
 validate471.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__402 = validate475;
-const schema316 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__402"};
+const schema316 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__402"};
 
 function validate476(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37340,7 +37340,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -37454,7 +37454,7 @@ return errors === 0;
 validate475.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__403 = validate479;
-const schema318 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__403"};
+const schema318 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__403"};
 
 function validate480(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37556,7 +37556,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -37670,7 +37670,7 @@ return errors === 0;
 validate479.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__429 = validate483;
-const schema320 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__429"};
+const schema320 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__429"};
 
 function validate484(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37772,7 +37772,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -37886,7 +37886,7 @@ return errors === 0;
 validate483.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__500 = validate487;
-const schema322 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__500"};
+const schema322 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__500"};
 
 function validate488(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37988,7 +37988,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -38102,7 +38102,7 @@ return errors === 0;
 validate487.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorVideos__503 = validate491;
-const schema324 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorVideos__503"};
+const schema324 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__503"};
 
 function validate492(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38204,7 +38204,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -39272,7 +39272,7 @@ return errors === 0;
 validate495.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__400 = validate500;
-const schema330 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__400"};
+const schema330 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__400"};
 
 function validate501(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39374,7 +39374,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -39488,7 +39488,7 @@ return errors === 0;
 validate500.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__401 = validate504;
-const schema332 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__401"};
+const schema332 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__401"};
 
 function validate505(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39590,7 +39590,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -39704,7 +39704,7 @@ return errors === 0;
 validate504.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__402 = validate508;
-const schema334 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__402"};
+const schema334 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__402"};
 
 function validate509(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39806,7 +39806,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -39920,7 +39920,7 @@ return errors === 0;
 validate508.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__403 = validate512;
-const schema336 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__403"};
+const schema336 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__403"};
 
 function validate513(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40022,7 +40022,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -40136,7 +40136,7 @@ return errors === 0;
 validate512.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__413 = validate516;
-const schema338 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__413"};
+const schema338 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__413"};
 
 function validate517(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40238,7 +40238,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -40352,7 +40352,7 @@ return errors === 0;
 validate516.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__415 = validate520;
-const schema340 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__415"};
+const schema340 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__415"};
 
 function validate521(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40454,7 +40454,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -40568,7 +40568,7 @@ return errors === 0;
 validate520.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__429 = validate524;
-const schema342 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__429"};
+const schema342 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__429"};
 
 function validate525(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40670,7 +40670,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -40784,7 +40784,7 @@ return errors === 0;
 validate524.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__500 = validate528;
-const schema344 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__500"};
+const schema344 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__500"};
 
 function validate529(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40886,7 +40886,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -41000,7 +41000,7 @@ return errors === 0;
 validate528.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createEditorVideo__503 = validate532;
-const schema346 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/createEditorVideo__503"};
+const schema346 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__503"};
 
 function validate533(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41102,7 +41102,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -42170,7 +42170,7 @@ return errors === 0;
 validate536.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__400 = validate541;
-const schema352 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__400"};
+const schema352 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__400"};
 
 function validate542(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42272,7 +42272,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -42386,7 +42386,7 @@ return errors === 0;
 validate541.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__401 = validate545;
-const schema354 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__401"};
+const schema354 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__401"};
 
 function validate546(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42488,7 +42488,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -42602,7 +42602,7 @@ return errors === 0;
 validate545.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__402 = validate549;
-const schema356 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__402"};
+const schema356 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__402"};
 
 function validate550(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42704,7 +42704,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -42818,7 +42818,7 @@ return errors === 0;
 validate549.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__403 = validate553;
-const schema358 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__403"};
+const schema358 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__403"};
 
 function validate554(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42920,7 +42920,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -43034,7 +43034,7 @@ return errors === 0;
 validate553.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__404 = validate557;
-const schema360 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__404"};
+const schema360 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__404"};
 
 function validate558(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43136,7 +43136,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -43250,7 +43250,7 @@ return errors === 0;
 validate557.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__429 = validate561;
-const schema362 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__429"};
+const schema362 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__429"};
 
 function validate562(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43352,7 +43352,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -43466,7 +43466,7 @@ return errors === 0;
 validate561.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__500 = validate565;
-const schema364 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__500"};
+const schema364 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__500"};
 
 function validate566(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43568,7 +43568,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -43682,7 +43682,7 @@ return errors === 0;
 validate565.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideo__503 = validate569;
-const schema366 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideo__503"};
+const schema366 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__503"};
 
 function validate570(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43784,7 +43784,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -44319,7 +44319,7 @@ return errors === 0;
 validate573.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__400 = validate579;
-const schema373 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
+const schema373 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
 
 function validate580(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44421,7 +44421,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -44535,7 +44535,7 @@ return errors === 0;
 validate579.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__401 = validate583;
-const schema375 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
+const schema375 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
 
 function validate584(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44637,7 +44637,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -44751,7 +44751,7 @@ return errors === 0;
 validate583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__402 = validate587;
-const schema377 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
+const schema377 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
 
 function validate588(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44853,7 +44853,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -44967,7 +44967,7 @@ return errors === 0;
 validate587.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__403 = validate591;
-const schema379 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
+const schema379 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
 
 function validate592(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45069,7 +45069,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -45183,7 +45183,7 @@ return errors === 0;
 validate591.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__404 = validate595;
-const schema381 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
+const schema381 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
 
 function validate596(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45285,7 +45285,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -45399,7 +45399,7 @@ return errors === 0;
 validate595.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__413 = validate599;
-const schema383 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
+const schema383 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
 
 function validate600(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45501,7 +45501,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -45615,7 +45615,7 @@ return errors === 0;
 validate599.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__415 = validate603;
-const schema385 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
+const schema385 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
 
 function validate604(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45717,7 +45717,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -45831,7 +45831,7 @@ return errors === 0;
 validate603.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__429 = validate607;
-const schema387 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
+const schema387 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
 
 function validate608(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45933,7 +45933,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -46047,7 +46047,7 @@ return errors === 0;
 validate607.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__500 = validate611;
-const schema389 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
+const schema389 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
 
 function validate612(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46149,7 +46149,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -46263,7 +46263,7 @@ return errors === 0;
 validate611.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEdits__503 = validate615;
-const schema391 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEdits__503"};
+const schema391 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__503"};
 
 function validate616(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46365,7 +46365,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -46688,7 +46688,7 @@ return errors === 0;
 validate619.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__400 = validate624;
-const schema395 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
+const schema395 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
 
 function validate625(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46790,7 +46790,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -46904,7 +46904,7 @@ return errors === 0;
 validate624.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__401 = validate628;
-const schema397 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
+const schema397 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
 
 function validate629(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47006,7 +47006,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -47120,7 +47120,7 @@ return errors === 0;
 validate628.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__402 = validate632;
-const schema399 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
+const schema399 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
 
 function validate633(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47222,7 +47222,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -47336,7 +47336,7 @@ return errors === 0;
 validate632.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__403 = validate636;
-const schema401 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
+const schema401 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
 
 function validate637(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47438,7 +47438,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -47552,7 +47552,7 @@ return errors === 0;
 validate636.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__404 = validate640;
-const schema403 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
+const schema403 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
 
 function validate641(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47654,7 +47654,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -47768,7 +47768,7 @@ return errors === 0;
 validate640.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__413 = validate644;
-const schema405 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
+const schema405 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
 
 function validate645(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47870,7 +47870,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -47984,7 +47984,7 @@ return errors === 0;
 validate644.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__415 = validate648;
-const schema407 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
+const schema407 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
 
 function validate649(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48086,7 +48086,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -48200,7 +48200,7 @@ return errors === 0;
 validate648.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__429 = validate652;
-const schema409 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
+const schema409 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
 
 function validate653(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48302,7 +48302,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -48416,7 +48416,7 @@ return errors === 0;
 validate652.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__500 = validate656;
-const schema411 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
+const schema411 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
 
 function validate657(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48518,7 +48518,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -48632,7 +48632,7 @@ return errors === 0;
 validate656.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.applyEditorEditsViaPost__503 = validate660;
-const schema413 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__503"};
+const schema413 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__503"};
 
 function validate661(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48734,7 +48734,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -49087,7 +49087,7 @@ return errors === 0;
 validate664.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__400 = validate669;
-const schema417 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__400"};
+const schema417 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__400"};
 
 function validate670(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49189,7 +49189,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -49303,7 +49303,7 @@ return errors === 0;
 validate669.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__401 = validate673;
-const schema419 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__401"};
+const schema419 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__401"};
 
 function validate674(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49405,7 +49405,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -49519,7 +49519,7 @@ return errors === 0;
 validate673.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__402 = validate677;
-const schema421 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__402"};
+const schema421 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__402"};
 
 function validate678(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49621,7 +49621,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -49735,7 +49735,7 @@ return errors === 0;
 validate677.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__403 = validate681;
-const schema423 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__403"};
+const schema423 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__403"};
 
 function validate682(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49837,7 +49837,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -49951,7 +49951,7 @@ return errors === 0;
 validate681.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__404 = validate685;
-const schema425 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__404"};
+const schema425 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__404"};
 
 function validate686(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50053,7 +50053,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -50167,7 +50167,7 @@ return errors === 0;
 validate685.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__413 = validate689;
-const schema427 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__413"};
+const schema427 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__413"};
 
 function validate690(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50269,7 +50269,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -50383,7 +50383,7 @@ return errors === 0;
 validate689.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__415 = validate693;
-const schema429 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__415"};
+const schema429 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__415"};
 
 function validate694(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50485,7 +50485,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -50599,7 +50599,7 @@ return errors === 0;
 validate693.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__429 = validate697;
-const schema431 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__429"};
+const schema431 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__429"};
 
 function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50701,7 +50701,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -50815,7 +50815,7 @@ return errors === 0;
 validate697.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__500 = validate701;
-const schema433 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__500"};
+const schema433 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__500"};
 
 function validate702(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50917,7 +50917,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -51031,7 +51031,7 @@ return errors === 0;
 validate701.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.addEditorMedia__503 = validate705;
-const schema435 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/addEditorMedia__503"};
+const schema435 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__503"};
 
 function validate706(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -51133,7 +51133,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -52291,7 +52291,7 @@ return errors === 0;
 validate709.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__400 = validate712;
-const schema440 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
+const schema440 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
 
 function validate713(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52393,7 +52393,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -52507,7 +52507,7 @@ return errors === 0;
 validate712.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__401 = validate716;
-const schema442 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
+const schema442 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
 
 function validate717(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52609,7 +52609,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -52723,7 +52723,7 @@ return errors === 0;
 validate716.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__402 = validate720;
-const schema444 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
+const schema444 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
 
 function validate721(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52825,7 +52825,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -52939,7 +52939,7 @@ return errors === 0;
 validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__403 = validate724;
-const schema446 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
+const schema446 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
 
 function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53041,7 +53041,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -53155,7 +53155,7 @@ return errors === 0;
 validate724.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__404 = validate728;
-const schema448 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
+const schema448 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
 
 function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53257,7 +53257,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -53371,7 +53371,7 @@ return errors === 0;
 validate728.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__413 = validate732;
-const schema450 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
+const schema450 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
 
 function validate733(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53473,7 +53473,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -53587,7 +53587,7 @@ return errors === 0;
 validate732.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__415 = validate736;
-const schema452 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
+const schema452 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
 
 function validate737(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53689,7 +53689,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -53803,7 +53803,7 @@ return errors === 0;
 validate736.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__429 = validate740;
-const schema454 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
+const schema454 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
 
 function validate741(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53905,7 +53905,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -54019,7 +54019,7 @@ return errors === 0;
 validate740.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__500 = validate744;
-const schema456 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
+const schema456 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
 
 function validate745(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -54121,7 +54121,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -54235,7 +54235,7 @@ return errors === 0;
 validate744.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.exportEditorVideo__503 = validate748;
-const schema458 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/exportEditorVideo__503"};
+const schema458 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__503"};
 
 function validate749(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -54337,7 +54337,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -55494,7 +55494,7 @@ return errors === 0;
 validate752.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__400 = validate755;
-const schema463 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
+const schema463 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
 
 function validate756(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55596,7 +55596,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -55710,7 +55710,7 @@ return errors === 0;
 validate755.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__401 = validate759;
-const schema465 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
+const schema465 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
 
 function validate760(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55812,7 +55812,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -55926,7 +55926,7 @@ return errors === 0;
 validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__402 = validate763;
-const schema467 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
+const schema467 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
 
 function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56028,7 +56028,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -56142,7 +56142,7 @@ return errors === 0;
 validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__403 = validate767;
-const schema469 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
+const schema469 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
 
 function validate768(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56244,7 +56244,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -56358,7 +56358,7 @@ return errors === 0;
 validate767.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__404 = validate771;
-const schema471 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
+const schema471 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
 
 function validate772(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56460,7 +56460,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -56574,7 +56574,7 @@ return errors === 0;
 validate771.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__429 = validate775;
-const schema473 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
+const schema473 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
 
 function validate776(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56676,7 +56676,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -56790,7 +56790,7 @@ return errors === 0;
 validate775.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__500 = validate779;
-const schema475 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
+const schema475 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
 
 function validate780(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56892,7 +56892,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -57006,7 +57006,7 @@ return errors === 0;
 validate779.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getEditorVideoExport__503 = validate783;
-const schema477 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getEditorVideoExport__503"};
+const schema477 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__503"};
 
 function validate784(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -57108,7 +57108,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -58265,7 +58265,7 @@ return errors === 0;
 validate787.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__400 = validate790;
-const schema482 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
+const schema482 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
 
 function validate791(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58367,7 +58367,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -58481,7 +58481,7 @@ return errors === 0;
 validate790.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__401 = validate794;
-const schema484 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
+const schema484 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
 
 function validate795(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58583,7 +58583,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -58697,7 +58697,7 @@ return errors === 0;
 validate794.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__402 = validate798;
-const schema486 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
+const schema486 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
 
 function validate799(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58799,7 +58799,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -58913,7 +58913,7 @@ return errors === 0;
 validate798.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__403 = validate802;
-const schema488 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
+const schema488 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
 
 function validate803(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59015,7 +59015,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -59129,7 +59129,7 @@ return errors === 0;
 validate802.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__404 = validate806;
-const schema490 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
+const schema490 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
 
 function validate807(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59231,7 +59231,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -59345,7 +59345,7 @@ return errors === 0;
 validate806.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__409 = validate810;
-const schema492 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
+const schema492 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
 
 function validate811(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59447,7 +59447,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -59561,7 +59561,7 @@ return errors === 0;
 validate810.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__429 = validate814;
-const schema494 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
+const schema494 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
 
 function validate815(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59663,7 +59663,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -59777,7 +59777,7 @@ return errors === 0;
 validate814.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__500 = validate818;
-const schema496 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
+const schema496 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
 
 function validate819(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59879,7 +59879,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -59993,7 +59993,7 @@ return errors === 0;
 validate818.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.cancelEditorVideoExport__503 = validate822;
-const schema498 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/cancelEditorVideoExport__503"};
+const schema498 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__503"};
 
 function validate823(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60095,7 +60095,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -61038,7 +61038,7 @@ return errors === 0;
 validate826.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__400 = validate831;
-const schema504 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__400"};
+const schema504 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__400"};
 
 function validate832(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61140,7 +61140,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -61254,7 +61254,7 @@ return errors === 0;
 validate831.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__401 = validate835;
-const schema506 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__401"};
+const schema506 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__401"};
 
 function validate836(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61356,7 +61356,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -61470,7 +61470,7 @@ return errors === 0;
 validate835.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__402 = validate839;
-const schema508 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__402"};
+const schema508 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__402"};
 
 function validate840(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61572,7 +61572,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -61686,7 +61686,7 @@ return errors === 0;
 validate839.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__403 = validate843;
-const schema510 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__403"};
+const schema510 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__403"};
 
 function validate844(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61788,7 +61788,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -61902,7 +61902,7 @@ return errors === 0;
 validate843.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__429 = validate847;
-const schema512 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__429"};
+const schema512 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__429"};
 
 function validate848(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62004,7 +62004,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -62118,7 +62118,7 @@ return errors === 0;
 validate847.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__500 = validate851;
-const schema514 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__500"};
+const schema514 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__500"};
 
 function validate852(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62220,7 +62220,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -62334,7 +62334,7 @@ return errors === 0;
 validate851.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.listEditorMedia__503 = validate855;
-const schema516 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/listEditorMedia__503"};
+const schema516 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__503"};
 
 function validate856(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62436,7 +62436,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -62842,7 +62842,7 @@ return errors === 0;
 validate859.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__400 = validate864;
-const schema520 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
+const schema520 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
 
 function validate865(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62944,7 +62944,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -63058,7 +63058,7 @@ return errors === 0;
 validate864.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__401 = validate868;
-const schema522 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
+const schema522 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
 
 function validate869(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63160,7 +63160,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -63274,7 +63274,7 @@ return errors === 0;
 validate868.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__402 = validate872;
-const schema524 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
+const schema524 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
 
 function validate873(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63376,7 +63376,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -63490,7 +63490,7 @@ return errors === 0;
 validate872.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__403 = validate876;
-const schema526 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
+const schema526 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
 
 function validate877(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63592,7 +63592,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -63706,7 +63706,7 @@ return errors === 0;
 validate876.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__404 = validate880;
-const schema528 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
+const schema528 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
 
 function validate881(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63808,7 +63808,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -63922,7 +63922,7 @@ return errors === 0;
 validate880.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__413 = validate884;
-const schema530 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
+const schema530 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
 
 function validate885(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64024,7 +64024,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -64138,7 +64138,7 @@ return errors === 0;
 validate884.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__415 = validate888;
-const schema532 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
+const schema532 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
 
 function validate889(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64240,7 +64240,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -64354,7 +64354,7 @@ return errors === 0;
 validate888.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__429 = validate892;
-const schema534 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
+const schema534 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
 
 function validate893(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64456,7 +64456,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -64570,7 +64570,7 @@ return errors === 0;
 validate892.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__500 = validate896;
-const schema536 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
+const schema536 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
 
 function validate897(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64672,7 +64672,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -64786,7 +64786,7 @@ return errors === 0;
 validate896.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.uploadEditorMedia__503 = validate900;
-const schema538 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/uploadEditorMedia__503"};
+const schema538 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__503"};
 
 function validate901(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64888,7 +64888,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -65079,7 +65079,7 @@ return errors === 0;
 validate904.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__400 = validate905;
-const schema542 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getHealth__400"};
+const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
 
 function validate906(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65181,7 +65181,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -65295,7 +65295,7 @@ return errors === 0;
 validate905.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__429 = validate909;
-const schema544 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getHealth__429"};
+const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
 
 function validate910(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65397,7 +65397,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -65511,7 +65511,7 @@ return errors === 0;
 validate909.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getHealth__500 = validate913;
-const schema546 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getHealth__500"};
+const schema546 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
 
 function validate914(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65613,7 +65613,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -65994,7 +65994,7 @@ return errors === 0;
 validate917.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__400 = validate920;
-const schema551 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getReadiness__400"};
+const schema551 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
 
 function validate921(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66096,7 +66096,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -66210,7 +66210,7 @@ return errors === 0;
 validate920.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__429 = validate924;
-const schema553 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getReadiness__429"};
+const schema553 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
 
 function validate925(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66312,7 +66312,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -66426,7 +66426,7 @@ return errors === 0;
 validate924.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__500 = validate928;
-const schema555 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getReadiness__500"};
+const schema555 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
 
 function validate929(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66528,7 +66528,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -66642,7 +66642,7 @@ return errors === 0;
 validate928.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.getReadiness__503 = validate932;
-const schema557 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/getReadiness__503"};
+const schema557 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
 
 function validate933(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66744,7 +66744,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -66857,8 +66857,8 @@ return errors === 0;
 }
 validate932.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.Error = validate936;
-const schema559 = {"$ref":"https://media-api.local/components#/$defs/Error","$id":"https://media-api.local/components/response/Error"};
+exports.ErrorResponse = validate936;
+const schema559 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
 
 function validate937(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66960,7 +66960,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
 const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
@@ -67054,7 +67054,7 @@ validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate936(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/Error" */;
+/*# sourceURL="https://media-api.local/components/response/ErrorResponse" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate936.evaluated;
