@@ -77,18 +77,26 @@ export function demuxerOf(type: string): string | undefined {
   return args ? args[1] : undefined;
 }
 
-/** The input arguments of `file`: its forced demuxer, then `options` (-ss, -t, -loop …), then `-i`. */
-export function inputArgs(file: MediaFile, options: string[] = []): string[] {
+/** The forced demuxer (and image decoder) arguments of a typed file, or an FfmpegError for a type we do not read. */
+function forcedFormat(file: MediaFile): string[] {
   const forced = DEMUXER[file.type];
   if (!forced) throw new FfmpegError(`${path.basename(file.path)} is ${file.type}, which is not a media type ffmpeg may read here`, null, null, '');
-  return [...forced, ...options, '-i', file.path];
+  return forced;
 }
+
+/** The input arguments of `file`: its forced demuxer, then `options` (-ss, -t, -loop …), then `-i`. */
+export function inputArgs(file: MediaFile, options: string[] = []): string[] {
+  return [...forcedFormat(file), ...options, '-i', file.path];
+}
+
+/** Bytes file-type needs to recognise every supported type. */
+export const SNIFF_BYTES = 4100;
 
 /** The sniffed type of a local file from its first bytes (file-type), for paths given without one. */
 export async function sniffFile(file: string): Promise<MediaFile> {
   const fh = await open(file, 'r');
   try {
-    const head = Buffer.alloc(4100);
+    const head = Buffer.alloc(SNIFF_BYTES);
     const { bytesRead } = await fh.read(head, 0, head.length, 0);
     const found = await fileTypeFromBuffer(head.subarray(0, bytesRead)).catch(() => undefined);
     if (!found || !DEMUXER[found.mime]) {
@@ -358,8 +366,7 @@ interface FfprobeStream {
 
 /** The ffprobe/ffmpeg input options of a typed file: its demuxer, and no other demuxer or protocol. */
 function probeInput(file: MediaFile, program: 'ffprobe' | 'ffmpeg'): string[] {
-  const forced = DEMUXER[file.type];
-  if (!forced) throw new FfmpegError(`${path.basename(file.path)} is ${file.type}, which is not a media type ffmpeg may read here`, null, null, '');
+  const forced = forcedFormat(file);
   // ffprobe has no -c:v: an image's decoder follows from the image2 demuxer and the sniffed extension.
   // It reads headers only (the caller checks the frame size it reports); ffmpeg decodes, so it is bounded.
   if (program === 'ffprobe') return [...forced.slice(0, forced[1] === 'image2' ? 4 : 2), '-format_whitelist', forced[1], '-protocol_whitelist', 'file'];

@@ -4,7 +4,7 @@
 import { createReadStream } from 'node:fs';
 import { fileTypeFromBuffer } from 'file-type';
 import sharp from 'sharp';
-import { probe, readsAsSniffed } from './ffmpeg.ts';
+import { probe, readsAsSniffed, SNIFF_BYTES } from './ffmpeg.ts';
 import { DEFAULT_PIXEL_LIMITS, pixelProblem, type PixelLimits } from './limits.ts';
 
 export type MediaKind = 'image' | 'video' | 'audio';
@@ -57,8 +57,7 @@ const ALIASES: Record<string, string> = {
 
 export const SUPPORTED_TYPES = Object.keys(SUPPORTED).filter((t) => t !== 'audio/x-m4a' && t !== 'video/x-m4v');
 
-/** Bytes file-type needs to recognise every supported type. */
-export const SNIFF_BYTES = 4100;
+export { SNIFF_BYTES };
 
 export function normalizeType(type: string): string {
   const t = type.split(';')[0].trim().toLowerCase();

@@ -1,6 +1,11 @@
 // The binder refuses to boot when handlers and the contract disagree, in either direction, for
 // operations and MCP-only tools alike (both are entries of the operation index).
-import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { parse, stringify } from 'yaml';
 import { bindHandlers, BindError, HANDLER_MODULES } from '../../src/operations/registry.ts';
 import { operationIndex } from '../../src/operations/executor.ts';
 import { PENDING_MCP_TOOLS, PENDING_OPERATIONS } from '../../src/operations/pending.ts';
@@ -31,6 +36,86 @@ t.test('an MCP-only tool without a handler refuses boot, naming it', async (t) =
   t.throws(() => bindHandlers(HANDLER_MODULES, ops, PENDING_OPERATIONS, tools, new Set()), new RegExp(`MCP-only tool ${victim} has no handler`));
   const modules = { ...HANDLER_MODULES, stray: { [victim]: () => ({}) } } as never;
   t.throws(() => bindHandlers(modules), new RegExp(`MCP-only tool ${victim} has a handler but is still listed as pending`));
+});
+
+t.test('an operation without a handler refuses boot, naming it', async (t) => {
+  const extra = [...ops, { operationId: 'frobnicateWidgets', aliasOf: null, responses: { '200': {} } }];
+  let caught: unknown;
+  try {
+    bindHandlers(HANDLER_MODULES, extra);
+  } catch (err) {
+    caught = err;
+  }
+  t.ok(caught instanceof BindError, 'a BindError');
+  t.throws(() => bindHandlers(HANDLER_MODULES, extra), /operation frobnicateWidgets has no handler/);
+});
+
+t.test('a handler without an operation refuses boot, naming it', async (t) => {
+  const modules = { ...HANDLER_MODULES, stray: { frobnicateWidgets: () => ({}) } } as never;
+  t.throws(() => bindHandlers(modules), /handler frobnicateWidgets has no operation/);
+});
+
+t.test('an implemented operation missing from its module refuses boot', async (t) => {
+  const { listModels: _gone, ...catalogRest } = HANDLER_MODULES.catalog as Record<string, unknown>;
+  t.throws(() => bindHandlers({ ...HANDLER_MODULES, catalog: catalogRest } as never), /operation listModels has no handler/);
+});
+
+t.test('the pending list and the spec 501s must agree', async (t) => {
+  const pending = new Set([...PENDING_OPERATIONS, 'listModels']);
+  t.throws(() => bindHandlers(HANDLER_MODULES, ops, pending), /listModels has a handler but is still listed as pending/);
+  t.throws(() => bindHandlers(HANDLER_MODULES, ops, pending), /pending operation listModels does not declare its 501/);
+  // Any operation still pending will do (the list shrinks as capabilities land).
+  const victim = [...PENDING_OPERATIONS][0];
+  const fewer = new Set([...PENDING_OPERATIONS].filter((id) => id !== victim));
+  t.throws(() => bindHandlers(HANDLER_MODULES, ops, fewer), new RegExp(`${victim} declares 501 in the spec but is not pending`));
+});
+
+/**
+ * A copy of the project whose spec `edit` changes, regenerated as a developer would, then started
+ * against a database that does not exist: the generator's result, the index it wrote, and the
+ * start's exit status and stderr.
+ */
+async function startWithEditedSpec(t: Test, edit: (spec: any) => void) {
+  const root = new URL('../..', import.meta.url).pathname;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-bind-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  for (const d of ['src', 'spec', 'scripts', 'generated']) fs.cpSync(path.join(root, d), path.join(dir, d), { recursive: true });
+  fs.copyFileSync(path.join(root, 'package.json'), path.join(dir, 'package.json'));
+  fs.symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
+  const spec = parse(fs.readFileSync(path.join(dir, 'spec/openapi.yaml'), 'utf8'));
+  edit(spec);
+  fs.writeFileSync(path.join(dir, 'spec/openapi.yaml'), stringify(spec));
+  const gen = spawnSync(process.execPath, ['scripts/generate.ts'], { cwd: dir, encoding: 'utf8' });
+  const index = gen.status === 0 ? JSON.parse(fs.readFileSync(path.join(dir, 'generated/operations.json'), 'utf8')) : undefined;
+  const start = spawnSync(process.execPath, ['src/main.ts'], {
+    cwd: dir,
+    env: { ...process.env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', PORT: '0' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { gen, index, start };
+}
+
+t.test('the server refuses to start when the spec gains an operation nobody handles', async (t) => {
+  const { gen, start } = await startWithEditedSpec(t, (spec) => {
+    spec.paths['/frobnicate'] = { get: { ...structuredClone(spec.paths['/models'].get), operationId: 'frobnicateWidgets', 'x-mcp-tools': [] } };
+  });
+  t.equal(gen.status, 0, gen.stderr);
+  t.equal(start.status, 78, 'exit code 78 (configuration error), before touching the database');
+  t.match(start.stderr, /Refusing to start: the handlers and the contract disagree/);
+  t.match(start.stderr, /operation frobnicateWidgets has no handler/);
+});
+
+t.test('the server refuses to start when the spec gains an MCP-only tool nobody handles', async (t) => {
+  const { gen, index, start } = await startWithEditedSpec(t, (spec) => {
+    const getWorkspace = spec['x-mcp-only-tools'].find((x: { name: string }) => x.name === 'get_workspace');
+    spec['x-mcp-only-tools'].push({ ...structuredClone(getWorkspace), name: 'frobnicate_widgets', description: 'A tool added to the spec in a test, with no handler.' });
+  });
+  t.equal(gen.status, 0, gen.stderr);
+  t.ok(index.mcpOnlyTools.some((x: { operationId: string }) => x.operationId === 'frobnicate_widgets'), 'the tool is an entry of the index');
+  t.equal(start.status, 78, 'exit code 78 (configuration error), before touching the database');
+  t.match(start.stderr, /Refusing to start: the handlers and the contract disagree/);
+  t.match(start.stderr, /MCP-only tool frobnicate_widgets has no handler/);
 });
 
 t.test('an operation without a handler refuses boot, naming it', async (t) => {
