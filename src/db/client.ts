@@ -112,6 +112,16 @@ export function connect(url: string, max = 20, settings: Record<string, string> 
       },
     };
   };
+  // LISTEN again on a replacement pool; while the database is still going away the first try can
+  // fail, so it is retried (every 500 ms) until it holds, the pool is replaced again, or the end.
+  const relisten = (l: Listener, pool: Sql): void => {
+    pool.listen(l.channel, l.fn, l.onlisten).then(
+      (r) => (l.unlisten = r.unlisten),
+      () => {
+        if (!ended && pool === current && listeners.has(l)) setTimeout(() => relisten(l, pool), 500).unref();
+      },
+    );
+  };
   const end = async (options?: { timeout?: number }) => {
     ended = true;
     pools.delete(handle);
@@ -134,10 +144,7 @@ export function connect(url: string, max = 20, settings: Record<string, string> 
       current = make();
       for (const l of listeners) {
         const oldUnlisten = l.unlisten;
-        current.listen(l.channel, l.fn, l.onlisten).then(
-          (r) => (l.unlisten = r.unlisten),
-          () => {},
-        );
+        relisten(l, current);
         void oldUnlisten?.().catch(() => {});
       }
       void old.end({ timeout: 5 }).catch(() => {});

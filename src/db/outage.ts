@@ -57,14 +57,27 @@ export function databaseUnavailable(headers: Record<string, string> = {}): ApiEr
 export function isPostgresDriverCrash(err: unknown): boolean {
   if (!(err instanceof TypeError) || typeof err.stack !== 'string') return false;
   const frame = err.stack.split('\n').find((line) => /^\s+at /.test(line));
-  return frame !== undefined && /[\\/]node_modules[\\/]postgres[\\/](src|cjs[\\/]src|cf[\\/]src)[\\/]connection\.js/.test(frame);
+  return frame !== undefined && DRIVER_CONNECTION.test(frame);
+}
+
+const DRIVER_CONNECTION = /[\\/]node_modules[\\/]postgres[\\/](src|cjs[\\/]src|cf[\\/]src)[\\/]connection\.js/;
+
+/**
+ * The same bug's other face: when PostgreSQL drops a connection mid-transaction, the driver also
+ * rejects a promise of its own that nobody awaits (the ROLLBACK it sends on the dead connection),
+ * with the drop's own error (57P01 `terminating connection due to administrator command`,
+ * CONNECTION_CLOSED …). Recognised as an unhandled rejection whose reason is a lost-connection
+ * error raised inside postgres.js's connection.js; the request it belonged to was already answered 503.
+ */
+export function isPostgresDriverOrphanRejection(err: unknown, origin: string): boolean {
+  return origin === 'unhandledRejection' && isDatabaseUnavailable(err) && typeof (err as Error).stack === 'string' && DRIVER_CONNECTION.test((err as Error).stack!);
 }
 
 let guardInstalled = false;
 let recycleScheduled = false;
 
 /**
- * Keeps the process alive through the postgres.js TypeError above (logged as an error), and
+ * Keeps the process alive through the postgres.js TypeError and orphan rejection above (logged as errors), and
  * replaces the pools (src/db/client.ts `recyclePools`: the connection it came from is stuck for
  * good otherwise). The transaction it came from was already rejected (CONNECTION_CLOSED: 503).
  * Any other uncaught exception still ends the process as Node would (printed, exit code 1).
@@ -73,7 +86,7 @@ export function guardPostgresDriverCrash(log: { error(obj: object, msg: string):
   if (guardInstalled) return;
   guardInstalled = true;
   process.on('uncaughtException', (err, origin) => {
-    if (isPostgresDriverCrash(err)) {
+    if (isPostgresDriverCrash(err) || isPostgresDriverOrphanRejection(err, origin)) {
       log.error({ err: { message: err.message, stack: err.stack } }, 'postgres.js threw outside any handler while the database connection dropped (known driver bug): the pools are replaced');
       // One replacement for a burst of them (every transaction cut at once throws its own).
       if (!recycleScheduled) {

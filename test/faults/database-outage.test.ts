@@ -144,7 +144,11 @@ t.test('a lost external PostgreSQL: 503 during the outage, the process stays up,
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   let exit: string | undefined;
-  child.on('exit', (code, signal) => (exit = `exit ${signal ?? code}`));
+  child.on('exit', (code, signal) => {
+    exit = `exit ${signal ?? code}`;
+    // A service that dies mid-test says why in the test output.
+    if (code !== 0) t.comment(`the service exited (${exit}); its last output:\n${out.slice(-4000)}`);
+  });
   for (const deadline = Date.now() + 60_000; !/API listening/.test(out); ) {
     if (exit || Date.now() > deadline) throw new Error(`the service did not start (${exit}):\n${out}`);
     await sleep(50);
