@@ -10,6 +10,7 @@ export interface components {
             ugc_ads: components["schemas"]["VideoTemplate"][];
             ai_models: components["schemas"]["AiModel"][];
             slideshow_templates: components["schemas"]["SlideshowTemplate"][];
+            slideshow_pricing: components["schemas"]["SlideshowPricing"];
         };
         /** @description spec/voices.yaml. Voice ids are unique (checked at load). */
         VoicesDocument: {
@@ -122,6 +123,11 @@ export interface components {
             /** @description Only drives the preview image shape. */
             default_aspect_ratio: components["schemas"]["AspectRatio"];
             accepts_media_kinds: components["schemas"]["MediaKind"][];
+        };
+        /** @description Price of POST /slideshows: credits_per_slide × slide_count, whatever the aspect ratio, inputs or overlays (each slide is rendered, stored and placed on the editor timeline; the carousel MP4 is included). */
+        SlideshowPricing: {
+            /** @description Credits per slide. */
+            credits_per_slide: number;
         };
         Voice: {
             id: components["schemas"]["Slug"];

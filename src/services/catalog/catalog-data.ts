@@ -478,6 +478,11 @@ export function findVoice(id: string): RawVoice | undefined {
   return data().voices.get(id);
 }
 
+/** The slideshow price rule (spec/catalog.yaml slideshow_pricing): credits_per_slide × slide_count. */
+export function slideshowCredits(slideCount: number): number {
+  return data().sources.catalog.slideshow_pricing.credits_per_slide * slideCount;
+}
+
 export function findPublicAvatar(id: string): RawAvatar | undefined {
   return data().avatars.get(id);
 }
