@@ -268,7 +268,8 @@ export function writeLocalSlides(req: SlideCopyRequest): SlideCopy {
   } else {
     facts.forEach((f, i) => groups[i].push(f));
     const free = bodies - facts.length;
-    briefs.slice(0, free * 8).forEach((b, i) => groups[facts.length + Math.floor((i * free) / briefs.length)].push(b));
+    const used = briefs.slice(0, free * 8);
+    used.forEach((b, i) => groups[facts.length + Math.floor((i * free) / used.length)].push(b));
   }
   const h = hash(`${req.prompt}\u0000${req.title ?? ''}`);
   const slides: SlideText[] = [{ role: 'hook', heading: clip(titleOf(req.title, topic), HEADING_MAX), body: pack.slideHook }];
