@@ -137,7 +137,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a slideshow
-         * @description Queues a slideshow/carousel of `slide_count` slides (3, 4, 5, 6, 8, 9 or 10; default 6) from a prompt, optionally with product images, an avatar (`avatar_id` from GET /assets or an `avatar_image_url`), a brand kit and a ready saved reference. Costs credits, deducted atomically before queueing (`credits_deducted`, `remaining_credits` in the response). Returns `slideshow_id` (poll GET /slideshows/{id} until `completed` or `error`) and `video_id`, the editable video project built from the slides (GET /editor/videos/{id}). Send an `Idempotency-Key` so a retry never charges twice. Limited per organization (429).
+         * @description Queues a slideshow/carousel of `slide_count` slides (3, 4, 5, 6, 8, 9 or 10; default 6) from a prompt, optionally with product images, an avatar (`avatar_id` from GET /assets or an `avatar_image_url`, not both), a brand kit and a ready saved reference. The job writes the copy (a hook, body slides and a call to action, from `prompt` and `product_context`, in `language`), renders every slide as a PNG at the aspect ratio's full size (9:16 1080×1920, 1:1 1080×1080, 4:5 1080×1350: brand kit colours and logo, the reference's palette and layout, product images and the avatar composited; never any text baked in), fills the editor project `video_id` (one image item per slide, 3 s each; with `generate_text_overlays` each slide's text is an editable text item over it) and renders the carousel as an MP4. Price: 10 credits per slide (`slide_count` × 10, the `slideshow_pricing` rule of the catalog data), deducted atomically before queueing (`credits_deducted`, `remaining_credits` in the response) and refunded if the slideshow ends in `error`. Returns `slideshow_id` (poll GET /slideshows/{id} until `completed` or `error`) and `video_id`, the editable video project built from the slides (GET /editor/videos/{id}), which exists at once. Send an `Idempotency-Key` (or `idempotency_key`) so a retry never charges twice. Limited per organization (429).
          */
         post: operations["createSlideshow"];
         delete?: never;
@@ -161,7 +161,7 @@ export interface paths {
         };
         /**
          * Get a slideshow's status
-         * @description Returns one slideshow by the `slideshow_id` from POST /slideshows. Free. Poll every few seconds until `status` is `completed` (the slides are ready and `video_id` opens in the editor) or `error` (the credits were refunded). The record may carry additional properties beyond the documented ones. Another workspace's id answers 404.
+         * @description Returns one slideshow by the `slideshow_id` from POST /slideshows. Free. States: `queued` → `generating` (`stage` copy, slides, project, video; `progress` 0–100) → `completed` (every slide's signed `image_url`, its `text` when overlays were asked for, and the carousel MP4's signed `video_url`; `video_id` opens in the editor) or `error` (terminal, `error` says why; the credits were refunded). Poll every few seconds until `completed` or `error`. The record may carry additional properties beyond the documented ones. Another workspace's id answers 404.
          */
         get: operations["getSlideshow"];
         put?: never;
@@ -1045,11 +1045,11 @@ export interface components {
              */
             custom_reference_inspiration_id?: string;
             /**
-             * @description Language of the slide text, e.g. English, Spanish, de-DE.
+             * @description Language of the slide text, by name or code, e.g. English, Spanish, de-DE. The built-in writer writes English, Spanish, French, German, Portuguese, Italian and Hindi (another language is 400 naming this field); a deployment with a remote writer (SCRIPT_PROVIDER_URL) takes any.
              * @default English
              */
             language: string;
-            /** @description Facts about the product or offer the slides may use. */
+            /** @description Facts about the product or offer the slides may use (the copy writer draws the body slides and the call to action from them). */
             product_context?: string;
             /**
              * @description true generates editable text overlays; false creates slides without generated overlay text.
@@ -1085,7 +1085,7 @@ export interface components {
             /** @description Present and true when this is the replay of a completed request with the same idempotency key. */
             idempotent_replay?: boolean;
         };
-        /** @description A slideshow (GET /slideshows/{id}). Extra properties are allowed (seed 2.4): only object, id, video_id and status are guaranteed; the other documented fields are sent by this service, and clients must tolerate undocumented ones. Status goes queued → generating → completed or error (terminal; an error is refunded). */
+        /** @description A slideshow (GET /slideshows/{id}). Extra properties are allowed (seed 2.4): only object, id, video_id and status are guaranteed; the other documented fields are sent by this service, and clients must tolerate undocumented ones. Status goes queued → generating → completed or error (terminal; an error is refunded). While generating, `stage` says which step runs (copy: writing the text; slides: rendering slide images; project: filling the editor timeline; video: rendering the MP4) and `progress` how far it is. */
         Slideshow: {
             /** @constant */
             object: "slideshow";
@@ -1103,8 +1103,28 @@ export interface components {
             slide_count?: number;
             /** @enum {string} */
             aspect_ratio?: "9:16" | "1:1" | "4:5";
-            /** @description The slides generated so far, in order. */
+            /**
+             * @description The step running while status is generating (copy, slides, project, video); null otherwise.
+             * @enum {string|null}
+             */
+            stage?: "copy" | "slides" | "project" | "video" | null;
+            /**
+             * Format: int32
+             * @description Percent done, 0–100 (100 when completed).
+             */
+            progress?: number;
+            /** @description The slides rendered so far, in order (all of them when completed). */
             slides?: components["schemas"]["Slide"][];
+            /**
+             * Format: uri
+             * @description Signed URL of the carousel MP4 (every slide in turn, with the overlays); set when completed, else null.
+             */
+            video_url?: string | null;
+            /**
+             * Format: int64
+             * @description Credits charged for this slideshow (refunded when status is error).
+             */
+            credits_deducted?: number;
             /** @description Structured failure details when status is error, else null. */
             error?: components["schemas"]["FailureDetail"] | null;
             /** Format: date-time */
@@ -1123,10 +1143,10 @@ export interface components {
             index: number;
             /**
              * Format: uri
-             * @description Signed URL of the rendered slide; null until rendered.
+             * @description Signed URL of the rendered slide (PNG at the aspect ratio's full size, without text); null until rendered.
              */
             image_url: string | null;
-            /** @description The slide's overlay text (null without generated overlays). */
+            /** @description The slide's overlay text, an editable text item over the slide in the editor project (headline, then the body on a new line); null without generated overlays. */
             text: string | null;
         };
         /** @description Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written. */
@@ -3042,7 +3062,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["DatabaseUnavailable"];
         };
     };
@@ -3083,7 +3102,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["DatabaseUnavailable"];
         };
     };

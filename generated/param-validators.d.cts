@@ -74,7 +74,6 @@ declare const validators: {
   "createSlideshow__415__headers": ValidateFunction;
   "createSlideshow__429__headers": ValidateFunction;
   "createSlideshow__500__headers": ValidateFunction;
-  "createSlideshow__501__headers": ValidateFunction;
   "createSlideshow__503__headers": ValidateFunction;
   "getSlideshow__path": ValidateFunction;
   "getSlideshow__query": ValidateFunction;
@@ -87,7 +86,6 @@ declare const validators: {
   "getSlideshow__404__headers": ValidateFunction;
   "getSlideshow__429__headers": ValidateFunction;
   "getSlideshow__500__headers": ValidateFunction;
-  "getSlideshow__501__headers": ValidateFunction;
   "getSlideshow__503__headers": ValidateFunction;
   "createFacelessVideo__path": ValidateFunction;
   "createFacelessVideo__query": ValidateFunction;

@@ -53,7 +53,6 @@ declare const validators: {
   "createSlideshow__415": ValidateFunction;
   "createSlideshow__429": ValidateFunction;
   "createSlideshow__500": ValidateFunction;
-  "createSlideshow__501": ValidateFunction;
   "createSlideshow__503": ValidateFunction;
   "getSlideshow__200": ValidateFunction;
   "getSlideshow__400": ValidateFunction;
@@ -63,7 +62,6 @@ declare const validators: {
   "getSlideshow__404": ValidateFunction;
   "getSlideshow__429": ValidateFunction;
   "getSlideshow__500": ValidateFunction;
-  "getSlideshow__501": ValidateFunction;
   "getSlideshow__503": ValidateFunction;
   "createFacelessVideo__200": ValidateFunction;
   "createFacelessVideo__400": ValidateFunction;

@@ -3,9 +3,7 @@
 // exactly these. When a capability lands, remove its ids here and the 501 from the spec
 // (boot refuses the server if the two disagree). This is the only source of 501s.
 export const PENDING_OPERATIONS: ReadonlySet<string> = new Set([
-  // Slideshows and faceless videos
-  'createSlideshow',
-  'getSlideshow',
+  // Faceless videos
   'createFacelessVideo',
 ]);
 

@@ -1,0 +1,300 @@
+// Slideshows: queueing one through the charged command (checks and price, the slideshow row, its
+// editor project and its job in one transaction), reading one, and the worker-side state changes.
+// Every worker step is safe to run twice (jobs are delivered at least once): the copy is stored
+// once and reused, a slide already recorded is not rendered again, the project is filled once
+// (project_version), and completion and failure are conditional updates (failure refunds once).
+import { randomUUID } from 'node:crypto';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { components } from '../../../generated/openapi.d.ts';
+import type { AppContext } from '../../context.ts';
+import { editorVideos, media, slideshows, slideshowSlides, videos } from '../../db/schema/index.ts';
+import { notFound } from '../../errors.ts';
+import { QUEUES } from '../../jobs/queue.ts';
+import type { SlideCopy } from '../../providers/writer/types.ts';
+import { runChargedCommand } from '../billing/charged-command.ts';
+import { applyCreditChange } from '../billing/credits.ts';
+import { emptyTimeline, type Timeline } from '../editor/model.ts';
+import { resolveSlideshow, type CreateSlideshowBody, type ResolvedSlideshow, type SlideshowSpec } from './slideshow-requests.ts';
+
+type S = components['schemas'];
+export type FailureDetail = S['FailureDetail'];
+export type SlideshowGeneration = S['SlideshowGeneration'];
+export type SlideshowView = S['Slideshow'];
+export type SlideshowStage = NonNullable<(typeof slideshows.$inferSelect)['stage']>;
+
+/** Frame rate of a slideshow's editor project. */
+export const SLIDESHOW_FPS = 30;
+
+/** POST /slideshows: one slideshow, priced per slide, its editor project created at once. */
+export function createSlideshow(ctx: AppContext, orgId: string, body: CreateSlideshowBody, headerKey: string | undefined): Promise<SlideshowGeneration> {
+  const { idempotency_key: bodyKey, ...request } = body;
+  return runChargedCommand<ResolvedSlideshow, SlideshowGeneration>(ctx, {
+    orgId,
+    operation: 'createSlideshow',
+    idempotencyKey: headerKey ?? bodyKey,
+    request,
+    ledger: { reason: 'slideshow_charge', reference: (groupId) => `slideshow_request:${groupId}` },
+    prepare: (tx) => resolveSlideshow({ db: tx, fetcher: ctx.fetcher, localWriter: !ctx.config.writer.url }, orgId, body),
+    enqueue: async (sp, plan) => {
+      const spec = plan.spec;
+      // The editor project: an integer id of the shared video id space, ready (empty) at once.
+      const [v] = await sp.insert(videos).values({ orgId, kind: 'editor' }).returning({ id: videos.id });
+      await sp.insert(editorVideos).values({
+        videoId: v.id,
+        orgId,
+        title: spec.title,
+        aspectRatio: spec.aspectRatio,
+        width: spec.width,
+        height: spec.height,
+        fps: SLIDESHOW_FPS,
+        timeline: emptyTimeline(),
+      });
+      const id = randomUUID();
+      const jobId = randomUUID();
+      await sp.insert(slideshows).values({
+        id,
+        orgId,
+        videoId: v.id,
+        title: spec.title,
+        slideCount: spec.slideCount,
+        aspectRatio: spec.aspectRatio,
+        spec,
+        credits: plan.unitCredits,
+        jobId,
+      });
+      await ctx.queue.sendInTx(sp, QUEUES.slideshow, { slideshowId: id }, jobId);
+      return id;
+    },
+    respond: async (tx, plan, outcome) => {
+      const [row] = await tx.select({ id: slideshows.id, videoId: slideshows.videoId }).from(slideshows).where(eq(slideshows.id, outcome.unitIds[0]));
+      return {
+        object: 'slideshow_generation',
+        status: 'queued',
+        slideshow_id: row.id,
+        video_id: row.videoId,
+        title: plan.spec.title,
+        slide_count: plan.spec.slideCount,
+        credits_deducted: outcome.creditsDeducted,
+        remaining_credits: outcome.remainingCredits,
+      };
+    },
+  });
+}
+
+export async function getSlideshow(ctx: AppContext, orgId: string, id: string): Promise<SlideshowView> {
+  const [row] = await ctx.db
+    .select({ s: slideshows, videoKey: media.storageKey })
+    .from(slideshows)
+    .leftJoin(media, eq(media.id, slideshows.videoMediaId))
+    .where(and(eq(slideshows.id, id), eq(slideshows.orgId, orgId)));
+  if (!row) throw notFound('Slideshow', id, 'slideshow');
+  const { s } = row;
+  const slides = await ctx.db
+    .select({ index: slideshowSlides.index, text: slideshowSlides.text, key: media.storageKey })
+    .from(slideshowSlides)
+    .innerJoin(media, eq(media.id, slideshowSlides.mediaId))
+    .where(eq(slideshowSlides.slideshowId, s.id))
+    .orderBy(asc(slideshowSlides.index));
+  const completed = s.status === 'completed';
+  return {
+    object: 'slideshow',
+    id: s.id,
+    video_id: s.videoId,
+    status: s.status,
+    stage: s.status === 'generating' ? s.stage : null,
+    progress: completed ? 100 : s.progress,
+    title: s.title,
+    slide_count: s.slideCount,
+    aspect_ratio: s.aspectRatio as SlideshowView['aspect_ratio'],
+    slides: slides.map((sl) => ({ index: sl.index, image_url: ctx.storage.signedUrl(sl.key), text: sl.text })),
+    video_url: completed && row.videoKey ? ctx.storage.signedUrl(row.videoKey) : null,
+    credits_deducted: s.credits,
+    error: (s.error as FailureDetail | null) ?? null,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worker side.
+
+export interface SlideshowRow {
+  id: string;
+  orgId: string;
+  videoId: number;
+  status: string;
+  spec: SlideshowSpec;
+  credits: number;
+  copy: SlideCopy | null;
+  projectVersion: number | null;
+}
+
+const toRow = (r: typeof slideshows.$inferSelect): SlideshowRow => ({
+  id: r.id,
+  orgId: r.orgId,
+  videoId: r.videoId,
+  status: r.status,
+  spec: r.spec as SlideshowSpec,
+  credits: r.credits,
+  copy: (r.copy as SlideCopy | null) ?? null,
+  projectVersion: r.projectVersion,
+});
+
+/** Starts an attempt: queued → generating (or a retry of generating); undefined when it already finished. */
+export async function startSlideshow(ctx: AppContext, id: string): Promise<SlideshowRow | undefined> {
+  const [row] = await ctx.db
+    .update(slideshows)
+    .set({ status: 'generating', attempts: sql`${slideshows.attempts} + 1`, startedAt: sql`coalesce(${slideshows.startedAt}, now())`, updatedAt: new Date() })
+    .where(and(eq(slideshows.id, id), inArray(slideshows.status, ['queued', 'generating'])))
+    .returning();
+  return row ? toRow(row) : undefined;
+}
+
+export async function slideshowProgress(ctx: AppContext, id: string, stage: SlideshowStage, percent: number): Promise<void> {
+  await ctx.db
+    .update(slideshows)
+    .set({ stage, progress: Math.max(0, Math.min(99, Math.round(percent))), updatedAt: new Date() })
+    .where(and(eq(slideshows.id, id), eq(slideshows.status, 'generating')));
+}
+
+/** Stores the copy unless an earlier attempt did; returns the stored copy (the first one written wins). */
+export async function saveCopy(ctx: AppContext, id: string, copy: SlideCopy): Promise<SlideCopy> {
+  await ctx.db
+    .update(slideshows)
+    .set({ copy, updatedAt: new Date() })
+    .where(and(eq(slideshows.id, id), sql`${slideshows.copy} is null`));
+  const [row] = await ctx.db.select({ copy: slideshows.copy }).from(slideshows).where(eq(slideshows.id, id));
+  return row.copy as SlideCopy;
+}
+
+/** The slides recorded so far (index → media id). */
+export async function recordedSlides(ctx: AppContext, id: string): Promise<Map<number, string>> {
+  const rows = await ctx.db.select({ index: slideshowSlides.index, mediaId: slideshowSlides.mediaId }).from(slideshowSlides).where(eq(slideshowSlides.slideshowId, id));
+  return new Map(rows.map((r) => [r.index, r.mediaId]));
+}
+
+export interface StoredSlide {
+  index: number;
+  storageKey: string;
+  bytes: number;
+  width: number;
+  height: number;
+  text: string | null;
+}
+
+/** Records a rendered slide (its media row and slide row) unless it is recorded already; returns its media id. */
+export async function recordSlide(ctx: AppContext, s: SlideshowRow, slide: StoredSlide): Promise<string> {
+  return ctx.db.transaction(async (tx) => {
+    // The slideshow's row lock serializes two deliveries recording the same slide.
+    await tx.select({ id: slideshows.id }).from(slideshows).where(eq(slideshows.id, s.id)).for('update');
+    const [known] = await tx
+      .select({ mediaId: slideshowSlides.mediaId })
+      .from(slideshowSlides)
+      .where(and(eq(slideshowSlides.slideshowId, s.id), eq(slideshowSlides.index, slide.index)));
+    if (known) return known.mediaId;
+    const [m] = await tx
+      .insert(media)
+      .values({
+        orgId: s.orgId,
+        kind: 'image',
+        status: 'completed',
+        source: 'generation',
+        title: `${s.spec.title} — slide ${slide.index + 1}`,
+        filename: slide.storageKey.split('/').pop(),
+        contentType: 'image/png',
+        sizeBytes: slide.bytes,
+        storageKey: slide.storageKey,
+        width: slide.width,
+        height: slide.height,
+        indexedText: slide.text,
+      })
+      .returning({ id: media.id });
+    await tx.insert(slideshowSlides).values({ slideshowId: s.id, index: slide.index, mediaId: m.id, text: slide.text });
+    return m.id;
+  });
+}
+
+/**
+ * Fills the editor project once: `build` adds the slides' tracks and items to the project's
+ * current timeline (under the project's row lock), the version goes up by one, and the
+ * slideshow remembers that version. A second call (a retried job) changes nothing.
+ */
+export async function fillProject(ctx: AppContext, s: SlideshowRow, build: (tl: Timeline) => void): Promise<number> {
+  return ctx.db.transaction(async (tx) => {
+    const [me] = await tx.select({ projectVersion: slideshows.projectVersion }).from(slideshows).where(eq(slideshows.id, s.id)).for('update');
+    if (me.projectVersion !== null) return me.projectVersion;
+    const [project] = await tx.select().from(editorVideos).where(eq(editorVideos.videoId, s.videoId)).for('update');
+    const timeline = project.timeline as Timeline;
+    build(timeline);
+    const version = project.version + 1;
+    await tx.update(editorVideos).set({ timeline, version, updatedAt: new Date() }).where(eq(editorVideos.videoId, s.videoId));
+    await tx.update(slideshows).set({ projectVersion: version, updatedAt: new Date() }).where(eq(slideshows.id, s.id));
+    return version;
+  });
+}
+
+/** The project as it is now (what the carousel MP4 is rendered from). */
+export async function loadProject(ctx: AppContext, s: SlideshowRow) {
+  const [project] = await ctx.db.select().from(editorVideos).where(eq(editorVideos.videoId, s.videoId));
+  return project;
+}
+
+export interface StoredVideo {
+  storageKey: string;
+  bytes: number;
+  width: number;
+  height: number;
+  durationSeconds: number;
+  hasAudio: boolean;
+}
+
+/** Records the carousel MP4 and completes the slideshow, unless it already finished. */
+export async function completeSlideshow(ctx: AppContext, s: SlideshowRow, out: StoredVideo): Promise<boolean> {
+  return ctx.db
+    .transaction(async (tx) => {
+      const [m] = await tx
+        .insert(media)
+        .values({
+          orgId: s.orgId,
+          kind: 'video',
+          status: 'completed',
+          source: 'render',
+          title: s.spec.title,
+          filename: out.storageKey.split('/').pop(),
+          contentType: 'video/mp4',
+          sizeBytes: out.bytes,
+          storageKey: out.storageKey,
+          width: out.width,
+          height: out.height,
+          durationSeconds: out.durationSeconds,
+          hasAudio: out.hasAudio,
+          indexedText: s.spec.prompt,
+        })
+        .returning({ id: media.id });
+      const done = await tx
+        .update(slideshows)
+        .set({ status: 'completed', stage: null, videoMediaId: m.id, progress: 100, completedAt: new Date(), updatedAt: new Date() })
+        .where(and(eq(slideshows.id, s.id), eq(slideshows.status, 'generating')))
+        .returning({ id: slideshows.id });
+      if (!done.length) tx.rollback();
+      return true;
+    })
+    .catch((err) => {
+      if (err instanceof Error && err.name === 'TransactionRollbackError') return false;
+      throw err;
+    });
+}
+
+/** Terminal failure: marks the slideshow failed and refunds its credits, exactly once. */
+export async function failSlideshow(ctx: AppContext, id: string, detail: FailureDetail): Promise<boolean> {
+  return ctx.db.transaction(async (tx) => {
+    const [s] = await tx
+      .update(slideshows)
+      .set({ status: 'error', stage: null, error: detail, refundedAt: new Date(), updatedAt: new Date() })
+      .where(and(eq(slideshows.id, id), inArray(slideshows.status, ['queued', 'generating'])))
+      .returning({ orgId: slideshows.orgId, credits: slideshows.credits });
+    if (!s) return false;
+    if (s.credits > 0) await applyCreditChange(tx, { orgId: s.orgId, delta: s.credits, reason: 'slideshow_refund', reference: `slideshow:${id}` });
+    return true;
+  });
+}
