@@ -230,6 +230,7 @@ async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, 
     for (let i = 0; i < count; i++) {
       if (recorded.has(i)) continue;
       tools.progress('slides', 10 + (60 * recorded.size) / count);
+      const productIndex = inputs!.products.length ? i % inputs!.products.length : -1;
       const png = await renderSlide({
         width: spec.width,
         height: spec.height,
@@ -237,11 +238,17 @@ async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, 
         count,
         layout: layoutOf(spec),
         palette,
-        product: inputs!.products.length ? inputs!.products[i % inputs!.products.length] : undefined,
+        product: productIndex >= 0 ? inputs!.products[productIndex] : undefined,
         avatar: inputs!.avatar,
         logo: inputs!.logo,
         maxInputPixels: ctx.config.mediaMaxPixels,
         seed: `${s.id}`,
+      }).catch((err: unknown) => {
+        if (!(err instanceof SlideInputError)) throw err;
+        // Which request field the image came from.
+        const field =
+          err.input === 'product' ? `product_image_urls[${productIndex}]` : err.input === 'logo' ? 'brand_kit_id' : spec.avatar?.source === 'url' ? 'avatar_image_url' : 'avatar_id';
+        throw new JobFailure({ code: 'input_unavailable', message: `${field}: the ${err.input} image ${err.message}`.slice(0, 1900), retryable: false, context: { field } });
       });
       const key = `slideshows/${s.orgId}/${s.id}/slide-${i}.png`;
       const stored = await ctx.storage.put(key, png, 'image/png');
@@ -305,10 +312,6 @@ async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, 
 
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
-  if (err instanceof SlideInputError) {
-    const field = err.input === 'product' ? 'product_image_urls' : err.input === 'avatar' ? 'avatar' : 'brand_kit_id';
-    return { detail: { code: 'input_unavailable', message: `The ${err.input} image ${err.message}`.slice(0, 1900), retryable: false, context: { field } }, retry: false };
-  }
   if (err instanceof WriterFailed) {
     return {
       detail: { code: 'writer_failed', message: `The copy could not be written: ${err.message}`.slice(0, 1900), retryable: err.retryable, context: err.status ? { status: err.status } : {} },
