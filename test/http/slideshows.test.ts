@@ -246,6 +246,7 @@ const queue = async (body: Record<string, unknown>) => {
 t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', async (t) => {
   const q = await queue({
     prompt: PROMPT,
+    title: 'Water at work',
     slide_count: 3,
     aspect_ratio: '4:5',
     brand_kit_id: kit.id,
@@ -288,6 +289,10 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   const trackType = new Map(project.tracks.map((tr: { track_id: string; type: string }) => [tr.track_id, tr.type]));
   t.ok(imagesItems.every((i: { track_id: string }) => trackType.get(i.track_id) === 'video'), 'images on a video track');
   t.same(textItems.map((i: { text: string }) => i.text), body.slides.map((s: { text: string }) => s.text), 'the text items hold the slides’ text');
+  t.ok(body.slides.some((s: { text: string }) => /zero sugar/i.test(s.text)), 'the product context shapes the copy');
+  t.equal(q.title, 'Water at work');
+  t.equal(project.title, 'Water at work', 'the title names the project');
+  t.match(body.slides[0].text, /Water at work/, 'and opens the hook slide');
   t.same(imagesItems.map((i: { from_seconds: number }) => i.from_seconds), [0, SLIDE_SECONDS, 2 * SLIDE_SECONDS]);
   t.equal(project.duration_seconds, 3 * SLIDE_SECONDS);
 
