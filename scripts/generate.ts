@@ -37,7 +37,10 @@ const outDir = check
 const specPath = path.join(root, 'spec/openapi.yaml');
 const spec = parseYaml(fs.readFileSync(specPath, 'utf8'));
 const started = Date.now();
-const files = await buildArtifacts(spec, (msg) => process.stderr.write(`generate: ${msg}\n`));
+// The catalog's prices go into skill.md (the files themselves are checked below).
+const readYaml = (file: string) => parseYaml(fs.readFileSync(path.join(root, file), 'utf8'));
+const skillCatalog = { catalog: readYaml(CATALOG_FILES.catalog.file), voices: readYaml(CATALOG_FILES.voices.file)?.voices };
+const files = await buildArtifacts(spec, (msg) => process.stderr.write(`generate: ${msg}\n`), skillCatalog);
 
 // The catalog data files: schema validators and types, then the files checked with them.
 try {

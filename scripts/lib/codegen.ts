@@ -4,7 +4,7 @@ import type { Options as AjvOptions } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import addFormats from 'ajv-formats';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { renderSkill } from './skill.ts';
+import { renderSkill, type SkillCatalog } from './skill.ts';
 import { COMPACT_LEVELS, compactInput, mapDescriptions, MCP_LIST_MAX_BYTES, MCP_TOOL_MAX_BYTES, portabilityFindings, restToTools, shallowOutput, toolDescription } from './mcp-compact.ts';
 import type { ValidateFunction } from 'ajv';
 import { createRequire } from 'node:module';
@@ -593,7 +593,7 @@ const dts = (names: string[]) =>
   `declare const validators: {\n${names.map((n) => `  ${JSON.stringify(n)}: ValidateFunction;\n`).join('')}};\n` +
   `export = validators;\n`;
 
-export async function buildArtifacts(spec: JsonObject, log: (m: string) => void): Promise<Record<string, string>> {
+export async function buildArtifacts(spec: JsonObject, log: (m: string) => void, catalog?: SkillCatalog): Promise<Record<string, string>> {
   const index = buildIndex(spec);
   log(`${index.operations.length} operations, ${index.mcpOnlyTools.length} MCP-only tools`);
 
@@ -661,7 +661,7 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void)
     // Responses: validated exactly as sent, nothing filled in.
     'response-validators.cjs': standalone(spec, responses, { useDefaults: false, coerceTypes: false }, log, 'response'),
     'response-validators.d.cts': dts(Object.keys(responses)),
-    'skill.md': renderSkill(spec, index),
+    'skill.md': renderSkill(spec, index, catalog),
     // The input and output types of the MCP-only tools, by tool name, for their handlers.
     'mcp-only-tools.d.ts': mcpOnlyToolTypes(spec),
     // The MCP tool table the /mcp endpoint serves (src/mcp/tools.ts).

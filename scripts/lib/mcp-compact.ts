@@ -95,7 +95,7 @@ export function trimText(text: string, max: number, keep?: RegExp): string {
   let out = first;
   for (const s of sentences.slice(1)) {
     const next = `${out} ${s}`;
-    if (next.length <= max || (keep?.test(s) && next.length <= max + 200)) out = next;
+    if (next.length <= max || (keep?.test(s) && next.length <= max + Math.min(200, max / 2))) out = next;
   }
   return out;
 }
