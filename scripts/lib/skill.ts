@@ -26,7 +26,8 @@ function gist(text: string, max: number): string {
   const flat = oneLine(text);
   const head = trimText(flat, max);
   const sentences = flat.split(/(?<=[.!?])(?<!\b(?:e\.g|i\.e|etc|vs)\.)\s+(?=[A-Z0-9`"(])/);
-  const extra = sentences.filter((x) => NEEDED.test(x) && x.length <= 170 && !head.includes(x)).slice(0, 2);
+  // Later sentences only: the first one leads `head`, whole or cut.
+  const extra = sentences.slice(1).filter((x) => NEEDED.test(x) && x.length <= 170 && !head.includes(x)).slice(0, 2);
   return [head, ...extra].join(' ');
 }
 
@@ -99,16 +100,18 @@ export function describeSchema(spec: JsonObject, raw: Json | undefined): string 
     if (branches) parts.push(`one of ${branches.length} objects`);
     else if (type === 'array') {
       const items = unwrapNull(spec, s.items as Json).schema;
-      parts.push(items.properties || objectBranches(spec, items) ? 'object[]' : `${describeSchema(spec, s.items as Json)}[]`);
+      parts.push(items.properties || objectBranches(spec, items) ? 'object[]' : `[${describeSchema(spec, s.items as Json)}]`);
     } else if (type) parts.push(type);
     else if (Array.isArray(s.oneOf ?? s.anyOf)) parts.push(((s.oneOf ?? s.anyOf) as Json[]).map((b) => describeSchema(spec, b)).join(' or '));
     if (typeof s.format === 'string' && !['int32', 'int64', 'float', 'double'].includes(s.format)) parts.push(`(${s.format})`);
   }
   if (s.minLength !== undefined && s.maxLength !== undefined) parts.push(`${s.minLength}–${s.maxLength} long`);
   else if (s.maxLength !== undefined && s.format !== 'uuid' && s.format !== 'uri') parts.push(`≤ ${s.maxLength} long`);
-  if (s.minimum !== undefined && s.maximum !== undefined && s.maximum !== Number.MAX_SAFE_INTEGER) parts.push(`${s.minimum}–${s.maximum}`);
+  if (Array.isArray(s.enum)) {
+    // The values say it all.
+  } else if (s.minimum !== undefined && s.maximum !== undefined && s.maximum !== Number.MAX_SAFE_INTEGER) parts.push(`${s.minimum}–${s.maximum}`);
   else if (s.minimum !== undefined) parts.push(`≥ ${s.minimum}`);
-  else if (s.maximum !== undefined) parts.push(`≤ ${s.maximum}`);
+  else if (s.maximum !== undefined && s.maximum !== Number.MAX_SAFE_INTEGER) parts.push(`≤ ${s.maximum}`);
   if (s.maxItems !== undefined) parts.push(s.minItems ? `(${s.minItems}–${s.maxItems} items)` : `(≤ ${s.maxItems} items)`);
   else if (s.minItems) parts.push(`(≥ ${s.minItems} items)`);
   if (s.default !== undefined) parts.push(`default ${code(s.default)}`);
