@@ -36,6 +36,9 @@ const CONSTRAINING = new Set([
   'type', 'enum', 'const', ...Object.values(TYPE_KEYWORDS).flat(), 'allOf', 'anyOf', 'oneOf', 'not', 'additionalItems', '$ref', '$dynamicRef',
 ]);
 
+/** Every JSON type: `anyOf` these accepts any value, as an untyped schema does. */
+const ANY_TYPE: Json[] = ['string', 'number', 'boolean', 'object', 'array', 'null'].map((type) => ({ type }));
+
 const isObj = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 const matchesType = (value: Json, type: string) =>
@@ -161,9 +164,20 @@ interface CompactState {
  * repeat keeps its type and says where the shape is), `examples`, `title` and
  * control-character-only patterns dropped.
  */
-export function compactInput(node: Json, opts: CompactOptions, depth = 0, state: CompactState = { seen: new Set(), shapes: new Map() }, where = ''): Json {
+export function compactInput(
+  node: Json,
+  opts: CompactOptions,
+  depth = 0,
+  state: CompactState = { seen: new Set(), shapes: new Map() },
+  where = '',
+  keyword?: string,
+): Json {
+  // A bare boolean where a schema object is expected: the object form of the same schema.
+  if (typeof node === 'boolean' && !(keyword !== undefined && BOOLEAN_OK.has(keyword))) return node ? { anyOf: ANY_TYPE } : { not: {} };
   if (!isObj(node)) return Array.isArray(node) ? node.map((n) => compactInput(n, opts, depth, state, where)) : node;
-  const src = splitTypeArray(node);
+  const src = { ...splitTypeArray(node) };
+  // A schema that constrains nothing (any value): the same set of values, spelled with types.
+  if (keyword !== 'not' && !Object.keys(src).some((k) => CONSTRAINING.has(k)) && !('if' in src && ('then' in src || 'else' in src))) src.anyOf = ANY_TYPE;
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(src)) {
     if (k === 'examples' || k === 'title' || k === 'readOnly' || k === 'writeOnly' || k === '$comment') continue;
@@ -182,16 +196,16 @@ export function compactInput(node: Json, opts: CompactOptions, depth = 0, state:
     }
     if (MAP_KEYWORDS.includes(k) && isObj(v)) {
       out[k] = Object.fromEntries(
-        Object.entries(v).map(([name, s]) => [name, compactInput(s, opts, depth + 1, state, k === 'properties' ? (where ? `${where}.${name}` : name) : where)]),
+        Object.entries(v).map(([name, s]) => [name, compactInput(s, opts, depth + 1, state, k === 'properties' ? (where ? `${where}.${name}` : name) : where, k)]),
       );
       continue;
     }
     if (LIST_KEYWORDS.includes(k) && Array.isArray(v)) {
-      out[k] = v.map((s, i) => compactInput(s, opts, depth, state, k === 'prefixItems' ? `${where}[${i}]` : `${where}(${branchLabel(s, i)})`));
+      out[k] = v.map((s, i) => compactInput(s, opts, depth, state, k === 'prefixItems' ? `${where}[${i}]` : `${where}(${branchLabel(s, i)})`, k));
       continue;
     }
-    if (ONE_KEYWORDS.includes(k) && (isObj(v) || Array.isArray(v))) {
-      out[k] = compactInput(v, opts, k === 'items' ? depth + 1 : depth, state, k === 'items' ? `${where}[]` : where);
+    if (ONE_KEYWORDS.includes(k) && (isObj(v) || Array.isArray(v) || typeof v === 'boolean')) {
+      out[k] = compactInput(v, opts, k === 'items' ? depth + 1 : depth, state, k === 'items' ? `${where}[]` : where, k);
       continue;
     }
     out[k] = v;

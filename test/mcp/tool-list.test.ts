@@ -4,7 +4,7 @@
 // validators); and tool errors name the tool's own arguments while REST keeps `body.…`.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import t from 'tap';
-import { MCP_LIST_MAX_BYTES, MCP_TOOL_MAX_BYTES, portabilityFindings, splitTypeArray, trimText } from '../../scripts/lib/mcp-compact.ts';
+import { COMPACT_LEVELS, compactInput, MCP_LIST_MAX_BYTES, MCP_TOOL_MAX_BYTES, portabilityFindings, splitTypeArray, trimText } from '../../scripts/lib/mcp-compact.ts';
 import { MCP_TOOLS, TOOLS_BY_NAME, toolFieldName } from '../../src/mcp/tools.ts';
 import { connect, startMcpApp } from './helpers.ts';
 
@@ -74,6 +74,30 @@ t.test('a split type array accepts exactly what the type array accepts', async (
     const a = ajv.compile(schema);
     const b = ajv.compile(split);
     for (const v of values) t.equal(b(v), a(v), `${JSON.stringify(schema)} on ${JSON.stringify(v)}`);
+  }
+});
+
+t.test('compacting makes any schema portable without changing what it accepts (patterns aside)', async (t) => {
+  const ajv = new Ajv2020({ strict: false });
+  const schema = {
+    type: 'object',
+    properties: {
+      any: { description: 'anything at all' },
+      yes: true,
+      no: false,
+      maybe: { type: ['integer', 'null'], minimum: 2 },
+      list: { type: 'array', items: { type: ['string', 'null'], maxLength: 2 } },
+    },
+    additionalProperties: false,
+  };
+  const before = JSON.stringify(schema);
+  const compact = compactInput(schema as never, COMPACT_LEVELS[0]);
+  t.equal(JSON.stringify(schema), before, 'the spec is not changed');
+  t.same(portabilityFindings(compact), []);
+  const a = ajv.compile(schema);
+  const b = ajv.compile(compact as object);
+  for (const v of [{}, { any: 1 }, { any: null }, { yes: 'x' }, { no: 1 }, { maybe: null }, { maybe: 1 }, { maybe: 3 }, { list: ['ab', null] }, { list: ['abc'] }, { other: 1 }]) {
+    t.equal(b(v), a(v), JSON.stringify(v));
   }
 });
 
