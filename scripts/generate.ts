@@ -8,8 +8,9 @@
 //   param-validators.cjs    AJV standalone validators for path/query/header parameters
 //   *-validators-fast.cjs   the request-side validators again, stopping at the first error
 //   response-validators.cjs AJV standalone validators for every declared response
-//   skill.md                agent instructions derived from the spec
-//   mcp-tools.json          the MCP tool table: names, self-contained schemas, annotations, routing
+//   skill.md                agent instructions derived from the spec (and the catalog's prices), ≤ 40 KiB
+//   mcp-tools.json          the MCP tool table: names, compact portable schemas, annotations, routing
+//                           (tools/list ≤ 64 KiB, each tool ≤ 16 KiB)
 // and from spec/catalog-data.schema.yaml (the JSON Schema of the catalog data files):
 //   catalog-validators.cjs  AJV standalone validators for spec/catalog.yaml, voices.yaml, avatars.yaml
 //   catalog-data.d.ts       the types of those documents

@@ -265,7 +265,9 @@ function mcpOnlyEntry(tool: JsonObject): McpOnlyToolIndexEntry {
 // ---------------------------------------------------------------------------------------------
 // The MCP tool table (generated/mcp-tools.json): one row per tool named in `x-mcp-tools` of an
 // operation, plus the `x-mcp-only-tools`. Schemas are self-contained JSON Schema (every $ref
-// inlined, no $schema, no OpenAPI-only keywords), as popular MCP clients require.
+// inlined, no $schema, no OpenAPI-only keywords), as popular MCP clients require, then made
+// compact and portable (scripts/lib/mcp-compact.ts): the list within MCP_LIST_MAX_BYTES, each tool
+// within MCP_TOOL_MAX_BYTES, or generation fails.
 // ---------------------------------------------------------------------------------------------
 
 export const MCP_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

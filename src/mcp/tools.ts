@@ -3,7 +3,8 @@
 // REST-derived tool calls its operation (arguments split back into path, query, header and body
 // by the table's routes); an MCP-only tool calls its own entry of the operation index (its
 // arguments are the body). ApiErrors become tool results with `isError: true` and the envelope as
-// structured content, never protocol errors.
+// structured content, never protocol errors; its fields are named as the tool's arguments
+// (`prompt`, `id`, `idempotency_key`), not as REST locations (`body.prompt`).
 import { isUtf8 } from 'node:buffer';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import toolsJson from '../../generated/mcp-tools.json' with { type: 'json' };
