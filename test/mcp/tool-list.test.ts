@@ -5,6 +5,10 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import t from 'tap';
 import { COMPACT_LEVELS, compactInput, MCP_LIST_MAX_BYTES, MCP_TOOL_MAX_BYTES, portabilityFindings, splitTypeArray, trimText } from '../../scripts/lib/mcp-compact.ts';
+import fs from 'node:fs';
+import { parse } from 'yaml';
+import { buildIndex, buildMcpTools, listedTool, type JsonObject } from '../../scripts/lib/codegen.ts';
+import { renderSkill, SKILL_MAX_BYTES } from '../../scripts/lib/skill.ts';
 import { MCP_TOOLS, TOOLS_BY_NAME, toolFieldName } from '../../src/mcp/tools.ts';
 import { connect, startMcpApp } from './helpers.ts';
 
@@ -49,6 +53,24 @@ t.test('every listed schema is in the portable subset; apply_editor_edits still 
   // Descriptions say how to poll with the tools, not only with REST paths.
   t.match(tools.find((x) => x.name === 'create_generation')!.description, /poll get_generation/);
   t.match(tools.find((x) => x.name === 'export_editor_video')!.description, /get_editor_video_export/);
+});
+
+t.test('a contract with more fields still fits: larger tools are trimmed further, skill.md said more briefly', async (t) => {
+  const spec = parse(fs.readFileSync(new URL('../../spec/openapi.yaml', import.meta.url), 'utf8')) as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+  for (const name of ['CreateSlideshowRequest', 'CreateGenerationRequest']) {
+    const schema = spec.components.schemas[name];
+    t.ok(schema?.properties, `${name} is an object schema`);
+    for (let i = 0; i < 12; i++) {
+      schema.properties[`extra_option_${i}`] = { type: ['string', 'null'], maxLength: 200, description: `An additional option number ${i} that a later change of the contract adds, described at some length so that it weighs what real fields weigh.` };
+    }
+  }
+  const s = spec as unknown as JsonObject;
+  const listed = buildMcpTools(s, buildIndex(s)).map(listedTool);
+  const total = Buffer.byteLength(JSON.stringify({ tools: listed }));
+  t.ok(total <= MCP_LIST_MAX_BYTES, `tools/list ${total} bytes`);
+  t.ok(listed.every((x) => Buffer.byteLength(JSON.stringify(x)) <= MCP_TOOL_MAX_BYTES));
+  t.ok(listed.every((x) => portabilityFindings(x.inputSchema as never).length === 0), 'still portable');
+  t.ok(Buffer.byteLength(renderSkill(s, buildIndex(s))) <= SKILL_MAX_BYTES, 'skill.md still fits');
 });
 
 t.test('the portability check finds what the Inspector reports', async (t) => {
