@@ -531,7 +531,7 @@ export interface components {
         ErrorContext: {
             /** @description bad_request only; one entry per failing field, at most 100 (when more fields fail, the message says how many were left out). */
             errors?: components["schemas"]["FieldError"][];
-            /** @description The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`. */
+            /** @description The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`. In an MCP tool result it is the tool's argument name instead (`prompt`, `id`, `idempotency_key`). */
             field?: string;
             /**
              * @description not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).
@@ -602,7 +602,7 @@ export interface components {
         };
         /** @description One failing field of a bad_request. */
         FieldError: {
-            /** @description `<location>.<path>` of the field, e.g. `body.prompt`, `query.limit`, `body.operations[2].item_id`. */
+            /** @description `<location>.<path>` of the field, e.g. `body.prompt`, `query.limit`, `body.operations[2].item_id`. In an MCP tool result the field is named as the tool's argument instead: `prompt`, `limit`, `operations[2].item_id`, `idempotency_key`. */
             field: string;
             /** @description Why the field is invalid. */
             message: string;

@@ -8,8 +8,9 @@
 //   param-validators.cjs    AJV standalone validators for path/query/header parameters
 //   *-validators-fast.cjs   the request-side validators again, stopping at the first error
 //   response-validators.cjs AJV standalone validators for every declared response
-//   skill.md                agent instructions derived from the spec
-//   mcp-tools.json          the MCP tool table: names, self-contained schemas, annotations, routing
+//   skill.md                agent instructions derived from the spec (and the catalog's prices), ≤ 40 KiB
+//   mcp-tools.json          the MCP tool table: names, compact portable schemas, annotations, routing
+//                           (tools/list ≤ 64 KiB, each tool ≤ 16 KiB)
 // and from spec/catalog-data.schema.yaml (the JSON Schema of the catalog data files):
 //   catalog-validators.cjs  AJV standalone validators for spec/catalog.yaml, voices.yaml, avatars.yaml
 //   catalog-data.d.ts       the types of those documents
@@ -37,7 +38,10 @@ const outDir = check
 const specPath = path.join(root, 'spec/openapi.yaml');
 const spec = parseYaml(fs.readFileSync(specPath, 'utf8'));
 const started = Date.now();
-const files = await buildArtifacts(spec, (msg) => process.stderr.write(`generate: ${msg}\n`));
+// The catalog's prices go into skill.md (the files themselves are checked below).
+const readYaml = (file: string) => parseYaml(fs.readFileSync(path.join(root, file), 'utf8'));
+const skillCatalog = { catalog: readYaml(CATALOG_FILES.catalog.file), voices: readYaml(CATALOG_FILES.voices.file)?.voices };
+const files = await buildArtifacts(spec, (msg) => process.stderr.write(`generate: ${msg}\n`), skillCatalog);
 
 // The catalog data files: schema validators and types, then the files checked with them.
 try {
