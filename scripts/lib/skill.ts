@@ -270,6 +270,8 @@ function pricesSection(catalog: SkillCatalog | undefined): string[] {
   }
   const models = list('ai_models').map((m) => `${m.slug} ${((m.variants ?? []) as JsonObject[]).map((v) => `${v.id} ${v.credits}`).join(' ')}`);
   if (models.length) out.push(`- ai_model, per output by variant (video variants at their default duration): ${models.join('; ')}.`);
+  const slideshow = isObj(c?.slideshow_pricing) ? c.slideshow_pricing.credits_per_slide : undefined;
+  if (typeof slideshow === 'number') out.push(`- slideshow, per slide: ${slideshow} (slide_count × ${slideshow}; 3 slides ${3 * slideshow}, 6 slides ${6 * slideshow}, 10 slides ${10 * slideshow}).`);
   if (catalog?.voices?.length) out.push(`- faceless video, by voice (9:16/16:9): ${catalog.voices.map((v) => `${v.id} ${v.credits_9_16}/${v.credits_16_9}`).join(', ')}.`);
   out.push('- Other prices are stated with each operation below (`Costs …` or `Free`).', '');
   return out;
