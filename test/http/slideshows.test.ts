@@ -220,7 +220,7 @@ const rdb = renderApp.service.ctx.db;
 const rws = await renderApp.workspace({ credits: 10_000 });
 const [kit] = await rdb
   .insert(brandKits)
-  .values({ orgId: rws.orgId, brandId: 1, kitName: 'Acme', kitData: { colors: ['#123456', '#FFCC00'], logo_url: `${base}/yellow-logo.png`, fonts: ['DejaVu Sans'] } })
+  .values({ orgId: rws.orgId, brandId: 1, kitName: 'Acme', kitData: { colors: ['#123456', '#FFCC00'], logo_url: `${base}/yellow-logo.png`, fonts: ['Merriweather Serif'] } })
   .returning();
 
 /** A ready reference whose stored image is one solid colour. */
@@ -291,6 +291,7 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   t.ok(imagesItems.every((i: { track_id: string }) => trackType.get(i.track_id) === 'video'), 'images on a video track');
   t.same(textItems.map((i: { text: string }) => i.text), body.slides.map((s: { text: string }) => s.text), 'the text items hold the slides’ text');
   t.ok(body.slides.some((s: { text: string }) => /zero sugar/i.test(s.text)), 'the product context shapes the copy');
+  t.ok(textItems.every((i: { style: { font_family: string } }) => i.style.font_family === 'Merriweather Serif'), 'the text items use the kit’s font');
   t.equal(q.title, 'Water at work');
   t.equal(project.title, 'Water at work', 'the title names the project');
   t.match(body.slides[0].text, /Water at work/, 'and opens the hook slide');
@@ -410,11 +411,14 @@ t.test('MCP: create_slideshow and get_slideshow through the one executor', async
   t.match(create.description, /poll get_slideshow/);
   t.match(tools.find((x) => x.name === 'get_slideshow')!.description, /until status is completed or error/);
   const before = await balance(renderApp, rws.orgId);
-  const queued = await client.callTool({ name: 'create_slideshow', arguments: { prompt: 'Two tips for better focus', slide_count: 3, aspect_ratio: '1:1', idempotency_key: 'mcp-1' } });
+  // A custom avatar of this workspace: its image is fetched through the guarded client.
+  const [avatar] = await rdb.insert(customAvatars).values({ orgId: rws.orgId, name: 'Sam', imageUrl: `${base}/magenta.png`, videoUrl: `${base}/sam.mp4` }).returning();
+  const args = { prompt: 'Two tips for better focus', slide_count: 3, aspect_ratio: '1:1', avatar_id: avatar.id, idempotency_key: 'mcp-1' };
+  const queued = await client.callTool({ name: 'create_slideshow', arguments: args });
   t.notOk(queued.isError, JSON.stringify(queued.structuredContent));
   const sc = queued.structuredContent as Record<string, any>;
   t.match(sc, { object: 'slideshow_generation', status: 'queued', slide_count: 3, credits_deducted: 3 * PER_SLIDE });
-  const replay = await client.callTool({ name: 'create_slideshow', arguments: { prompt: 'Two tips for better focus', slide_count: 3, aspect_ratio: '1:1', idempotency_key: 'mcp-1' } });
+  const replay = await client.callTool({ name: 'create_slideshow', arguments: args });
   t.match(replay.structuredContent, { slideshow_id: sc.slideshow_id, idempotent_replay: true });
   t.equal(await balance(renderApp, rws.orgId), before - 3 * PER_SLIDE, 'charged once');
   let got: Record<string, any> = {};
@@ -430,6 +434,8 @@ t.test('MCP: create_slideshow and get_slideshow through the one executor', async
   t.equal(got.slides.length, 3);
   const img = await png(got.slides[2].image_url);
   t.same([img.width, img.height], [1080, 1080]);
+  const g = slideGeometry(1080, 1080);
+  t.ok(near(img.at(g.avatar.cx, g.avatar.cy), '#ff00ff'), 'the custom avatar’s image');
   const other = await renderApp.workspace({ credits: 0 });
   const otherClient = await connect(renderApp, other.key);
   t.teardown(() => otherClient.close());
