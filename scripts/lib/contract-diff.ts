@@ -18,6 +18,8 @@
 //   calls a response's `integer` becoming `string` non-breaking.
 // - Vendor extensions (`x-…`: MCP tool tables, body limits, rate-limit names) are left out: they
 //   are not part of what an HTTP client or a generator reads.
+// - An operation that was pending in the released contract (it declared its 501 not_implemented,
+//   the only answer it gave) may change freely; removing it is still breaking.
 // - Only breaking changes fail the gate, and only while `info.version`'s major equals the
 //   released one; raising the major allows them (they are still listed).
 import { apiCompare } from 'api-smart-diff';
@@ -85,7 +87,37 @@ export function inlineRefs(doc: JsonObject): JsonObject {
     }
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, stack)]));
   };
-  return walk(doc, []) as JsonObject;
+  // Components are reached through the $refs; only the security schemes are kept as they are.
+  const { components, ...rest } = doc;
+  const schemes = isObject(components) ? components.securitySchemes : undefined;
+  return walk({ ...rest, ...(schemes ? { components: { securitySchemes: schemes } } : {}) }, []) as JsonObject;
+}
+
+/**
+ * The two sides of one operation without the parts that did not change (responses, request body,
+ * parameters equal on both sides), so api-smart-diff compares only what changed.
+ */
+function changedParts(b: JsonObject, a: JsonObject, method: string): [JsonObject, JsonObject] {
+  const [ob, oa] = [{ ...(b[method] as JsonObject) }, { ...(a[method] as JsonObject) }];
+  const same = (x: Json | undefined, y: Json | undefined) => JSON.stringify(x) === JSON.stringify(y);
+  for (const key of ['requestBody', 'parameters'] as const) {
+    if (key in ob && key in oa && same(ob[key], oa[key])) {
+      delete ob[key];
+      delete oa[key];
+    }
+  }
+  if (isObject(ob.responses) && isObject(oa.responses)) {
+    const [rb, ra] = [{ ...ob.responses }, { ...oa.responses }];
+    for (const status of Object.keys(rb)) {
+      if (status in ra && same(rb[status], ra[status])) {
+        delete rb[status];
+        delete ra[status];
+      }
+    }
+    [ob.responses, oa.responses] = [rb, ra];
+  }
+  const shared = (item: JsonObject) => Object.fromEntries(Object.entries(item).filter(([k]) => !METHODS.includes(k)));
+  return [{ ...shared(b), [method]: ob }, { ...shared(a), [method]: oa }];
 }
 
 /** Operations by `METHOD /path` (path parameters renamed to `{}` for matching), with their path item's shared parts. */
@@ -128,6 +160,13 @@ const major = (version: string) => Number(/^(\d+)/.exec(version)?.[1] ?? NaN);
 const get = (node: Json | undefined, path: (string | number)[]): Json | undefined =>
   path.reduce<Json | undefined>((n, k) => (isObject(n) ? n[k as string] : Array.isArray(n) ? n[k as number] : undefined), node);
 
+/** A response that is the 501 `not_implemented` envelope (by its example's code or its description). */
+function isNotImplemented(response: Json | undefined): boolean {
+  const json = get(response, ['content', 'application/json']);
+  const codes = [get(json, ['example', 'error', 'code']), ...Object.values((get(json, ['examples']) ?? {}) as JsonObject).map((e) => get(e, ['value', 'error', 'code']))];
+  return codes.includes('not_implemented') || /^not_implemented\b/.test(String(get(response, ['description']) ?? ''));
+}
+
 /** api-smart-diff's classification with this gate's explicit rules applied (see the file header). */
 function reclassify(change: Change & { _diff?: { path: (string | number)[]; before?: Json; after?: Json } }, before: JsonObject, after: JsonObject): Change {
   const { _diff: d, ...c } = change;
@@ -149,13 +188,8 @@ function reclassify(change: Change & { _diff?: { path: (string | number)[]; befo
     return c;
   }
   // paths.<p>.<method>.responses.<status>
-  if (c.action === 'remove' && p.length === 5 && p[0] === 'paths' && p[3] === 'responses' && p[4] === '501') {
-    const removed = get(before, p);
-    const json = get(removed, ['content', 'application/json']);
-    const codes = [get(json, ['example', 'error', 'code']), ...Object.values((get(json, ['examples']) ?? {}) as JsonObject).map((e) => get(e, ['value', 'error', 'code']))];
-    if (codes.includes('not_implemented') || /^not_implemented\b/.test(String(get(removed, ['description']) ?? ''))) {
-      return { ...c, type: 'non-breaking', rule: 'a removed 501 not_implemented response is a capability landing, not a break' };
-    }
+  if (c.action === 'remove' && p.length === 5 && p[0] === 'paths' && p[3] === 'responses' && p[4] === '501' && isNotImplemented(get(before, p))) {
+    return { ...c, type: 'non-breaking', rule: 'a removed 501 not_implemented response is a capability landing, not a break' };
   }
   if (p[p.length - 1] === 'const' && c.action === 'replace' && c.type !== 'breaking') {
     return { ...c, type: 'breaking', rule: 'a changed const value is breaking' };
@@ -201,9 +235,17 @@ export function contractDiff(released: JsonObject, current: JsonObject): GateRes
     const label = (a ?? b)!.label;
     // Both sides keep the same path key so a change inside the operation is not seen as a new path.
     const path = (a ?? b)!.path;
-    const docB = shell(before, b ? { [path]: b.item } : {});
-    const docA = shell(after, a ? { [path]: a.item } : {});
-    for (const c of compare(docB, docA, label)) changes.push(reclassify(c, docB, docA));
+    const [itemB, itemA] = b && a ? changedParts(b.item, a.item, b.method) : [b?.item, a?.item];
+    const docB = shell(before, itemB ? { [path]: itemB } : {});
+    const docA = shell(after, itemA ? { [path]: itemA } : {});
+    // A pending operation of the released contract (its declared 501 not_implemented is all it
+    // answered; src/operations/pending.ts) had no behaviour a client could rely on: whatever it
+    // becomes when it lands is not a break. Removing it still is (its client function vanishes).
+    const pending = b && a && isNotImplemented(get(b.item, [b.method, 'responses', '501']));
+    for (const raw of compare(docB, docA, label)) {
+      const c = reclassify(raw, docB, docA);
+      changes.push(pending && c.type === 'breaking' ? { ...c, type: 'non-breaking', rule: 'the operation was pending (501 not_implemented) in the released contract' } : c);
+    }
   }
 
   const releasedVersion = String((released.info as JsonObject | undefined)?.version ?? '');

@@ -136,18 +136,22 @@ t.test('a removed 501 not_implemented response is a capability landing, not a br
   }));
   t.ok(r.ok, r.message);
   for (const op of with501) t.ok(r.changes.some((c) => c.operation === op && c.type === 'non-breaking' && /501 not_implemented/.test(c.rule ?? '')), `${op}: reclassified by the rule\n${r.message}`);
-  // Any other 501 (not the not_implemented envelope) is still a removed status.
-  const other = gate(edited((s) => {
-    s.paths['/assets'].get.responses['501'] = { description: 'Gateway says no.' };
-  }), edited((s) => {
-    s.paths['/assets'].get.responses['501'] = { description: 'Gateway says no.' };
-    delete s.paths['/assets'].get.responses['501'];
+  // A pending operation may change freely as it lands (here: a new required field and a changed
+  // response type); the same change to an implemented operation is still caught.
+  const landed = gate(edited((s) => {
+    delete s.paths['/slideshows'].post.responses['501'];
+    s.components.schemas.CreateSlideshowRequest.required = [...(s.components.schemas.CreateSlideshowRequest.required ?? []), 'brand_voice'];
+    s.components.schemas.CreateSlideshowRequest.properties.brand_voice = { type: 'string' };
   }));
-  t.ok(other.ok, 'adding a status is fine');
-  const removedOther = gate(
-    edited(() => {}),
-    edited((s) => (s.paths['/assets'].get.responses['501'] = { description: 'Gateway says no.' })),
-  );
+  t.ok(landed.ok, landed.message);
+  t.ok(landed.changes.some((c) => c.operation === 'POST /slideshows' && /required/.test(c.path) && /pending \(501 not_implemented\)/.test(c.rule ?? '')), landed.message);
+  const implemented = gate(edited((s) => (s.components.schemas.CreateGenerationRequest.required = [...s.components.schemas.CreateGenerationRequest.required, 'brand_voice'])));
+  t.equal(implemented.ok, false, 'the same change to an implemented operation is a break');
+  const removedPending = gate(edited((s) => delete s.paths['/slideshows'].post));
+  t.equal(removedPending.ok, false, `removing a pending operation is still a break:\n${removedPending.message}`);
+
+  // Any other 501 (not the not_implemented envelope) is still a removed status.
+  const removedOther = gate(released, edited((s) => (s.paths['/assets'].get.responses['501'] = { description: 'Gateway says no.' })));
   t.equal(removedOther.ok, false, `removing a 501 that is not not_implemented is breaking:\n${removedOther.message}`);
 });
 
