@@ -16,6 +16,9 @@
 // - A changed `type` is judged by the sets of types (a 3.1 `type` array or one name; an integer
 //   is a number): a request may only widen them, a response may only narrow them. api-smart-diff
 //   calls a response's `integer` becoming `string` non-breaking.
+// - A value added to an enum in a response is not breaking: the contract says clients accept
+//   unknown enum values (info.description, "Compatibility"); api-smart-diff calls it breaking.
+// - Examples and tags are annotations; a new top-level `webhooks` entry is an addition.
 // - Vendor extensions (`x-…`: MCP tool tables, body limits, rate-limit names) are left out: they
 //   are not part of what an HTTP client or a generator reads.
 // - An operation that was pending in the released contract (it declared its 501 not_implemented,
@@ -190,6 +193,15 @@ function reclassify(change: Change & { _diff?: { path: (string | number)[]; befo
   // paths.<p>.<method>.responses.<status>
   if (c.action === 'remove' && p.length === 5 && p[0] === 'paths' && p[3] === 'responses' && p[4] === '501' && isNotImplemented(get(before, p))) {
     return { ...c, type: 'non-breaking', rule: 'a removed 501 not_implemented response is a capability landing, not a break' };
+  }
+  if (inResponse && c.action === 'add' && p[p.length - 2] === 'enum' && typeof p[p.length - 1] === 'number' && c.type === 'breaking') {
+    return { ...c, type: 'non-breaking', rule: 'clients accept unknown enum values in responses (info.description, Compatibility)' };
+  }
+  if ((p.includes('examples') || p.includes('example') || p[0] === 'tags') && c.type !== 'annotation') {
+    return { ...c, type: 'annotation', rule: 'examples and tags are documentation' };
+  }
+  if (p[0] === 'webhooks' && c.action === 'add' && c.type === 'unclassified') {
+    return { ...c, type: 'non-breaking', rule: 'a new webhook is an addition' };
   }
   if (p[p.length - 1] === 'const' && c.action === 'replace' && c.type !== 'breaking') {
     return { ...c, type: 'breaking', rule: 'a changed const value is breaking' };

@@ -120,6 +120,11 @@ t.test('additive changes pass', async (t) => {
   t.ok(r.ok, `a widened enum in a request:\n${r.message}`);
   t.ok(r.changes.some((c) => c.type === 'non-breaking' && /properties\.tone\.enum\.2$/.test(c.path)), r.message);
 
+  r = gate(edited((s) => s.components.schemas.GenerationStatus.enum.push('cancelled')));
+  t.ok(r.ok, `a value added to a response enum (clients accept unknown values):\n${r.message}`);
+  t.ok(r.changes.some((c) => c.operation === 'GET /generations/{id}' && /enum\.\d+$/.test(c.path) && /unknown enum values/.test(c.rule ?? '')), r.message);
+  t.match(released.info.description, /accept unknown enum values/, 'the released contract promises it');
+
   r = gate(edited((s) => (s.paths['/assets/recent'] = { get: { ...structuredClone(s.paths['/assets'].get), operationId: 'listRecentAssets' } })));
   t.ok(r.ok, `a new operation:\n${r.message}`);
   t.ok(r.changes.some((c) => c.type === 'non-breaking' && c.operation === 'GET /assets/recent'), r.message);
