@@ -16,6 +16,8 @@
 // - A changed `type` is judged by the sets of types (a 3.1 `type` array or one name; an integer
 //   is a number): a request may only widen them, a response may only narrow them. api-smart-diff
 //   calls a response's `integer` becoming `string` non-breaking.
+// - A property removed from a closed request schema (`additionalProperties: false`) is breaking:
+//   clients still sending it get 400 (api-smart-diff calls a removed request property non-breaking).
 // - A value added to an enum in a response is not breaking: the contract says clients accept
 //   unknown enum values (info.description, "Compatibility"); api-smart-diff calls it breaking.
 // - Examples and tags are annotations; a new top-level `webhooks` entry is an addition.
@@ -193,6 +195,9 @@ function reclassify(change: Change & { _diff?: { path: (string | number)[]; befo
   // paths.<p>.<method>.responses.<status>
   if (c.action === 'remove' && p.length === 5 && p[0] === 'paths' && p[3] === 'responses' && p[4] === '501' && isNotImplemented(get(before, p))) {
     return { ...c, type: 'non-breaking', rule: 'a removed 501 not_implemented response is a capability landing, not a break' };
+  }
+  if (inRequest && c.action === 'remove' && p[p.length - 2] === 'properties' && c.type !== 'breaking' && get(after, p.slice(0, -2)) !== undefined && get(get(after, p.slice(0, -2)), ['additionalProperties']) === false) {
+    return { ...c, type: 'breaking', rule: 'a field removed from a closed request schema is refused (400) when clients still send it' };
   }
   if (inResponse && c.action === 'add' && p[p.length - 2] === 'enum' && typeof p[p.length - 1] === 'number' && c.type === 'breaking') {
     return { ...c, type: 'non-breaking', rule: 'clients accept unknown enum values in responses (info.description, Compatibility)' };

@@ -49,6 +49,25 @@ t.test('each kind of break is caught, naming the operation and the place', async
       { operation: 'GET /generations/{id}', path: /responses\.200\.content\.application\/json\.schema\.properties\.progress$/, description: /Removed\] property `progress` in Response 200/ },
     ],
     [
+      'a removed request field (the schema is closed: clients still sending it get 400)',
+      (s) => delete s.components.schemas.CreateEditorVideoRequest.properties.fps,
+      { operation: 'POST /editor/videos', path: /requestBody\.content\.application\/json\.schema\.properties\.fps$/, description: /Removed\] property `fps`/ },
+    ],
+    [
+      'a removed query parameter',
+      (s) => s.paths['/editor/media'].get.parameters.splice(1, 1),
+      { operation: 'GET /editor/media', path: /parameters\.1$/, description: /Removed\] query parameter `query`/ },
+    ],
+    [
+      'a changed success status (200 becomes 201)',
+      (s) => {
+        const r = s.paths['/assets'].get.responses;
+        r['201'] = r['200'];
+        delete r['200'];
+      },
+      { operation: 'GET /assets', path: /responses\.200$/, description: /Removed\] Response 200/ },
+    ],
+    [
       'a new required request field (the schema had no required list)',
       (s) => (s.components.schemas.CreateEditorVideoRequest.required = ['title']),
       { operation: 'POST /editor/videos', path: /requestBody\.content\.application\/json\.schema\.required\.0$/, description: /required status to `title`/ },
