@@ -434,6 +434,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/editor/media/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a file to the editor library (multipart)
+         * @description The multipart/form-data form of POST /editor/media (uploadEditorMedia), for clients and generated SDKs that take one body type per operation: a binary `file` part (up to 500 MB) and the optional fields `media_type`, `title`, `video_id`, `add_to_editor` and `placement` (a JSON part). Same validation, same handler and same responses as POST /editor/media. Free. Returns the media record (its `id` is a `media_id`) and, when added, the new timeline item.
+         */
+        post: operations["uploadEditorMediaFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1713,7 +1733,7 @@ export interface components {
         UploadEditorMediaMultipartRequest: {
             /**
              * Format: binary
-             * @description The file bytes, at most 500 MB.
+             * @description The file bytes, at most 500 MB (an image, video or audio file; the real type is detected from the bytes). The part's filename names the media.
              */
             file: string;
             media_type?: components["schemas"]["EditorMediaType"];
@@ -3687,6 +3707,46 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UploadEditorMediaRequest"];
+                "multipart/form-data": components["schemas"]["UploadEditorMediaMultipartRequest"];
+            };
+        };
+        responses: {
+            /** @description The stored media, and the timeline item when it was added to an editor video. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorMediaUpload"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    uploadEditorMediaFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
                 "multipart/form-data": components["schemas"]["UploadEditorMediaMultipartRequest"];
             };
         };

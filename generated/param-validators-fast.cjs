@@ -3886,11 +3886,11 @@ return errors === 0;
 }
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__path = validate90;
-const schema104 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getHealth__path"};
+exports.uploadEditorMediaFile__path = validate90;
+const schema104 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/uploadEditorMediaFile__path"};
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__path" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/uploadEditorMediaFile__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate90.evaluated;
@@ -3918,11 +3918,11 @@ return errors === 0;
 }
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__query = validate91;
-const schema105 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getHealth__query"};
+exports.uploadEditorMediaFile__query = validate91;
+const schema105 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/uploadEditorMediaFile__query"};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__query" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/uploadEditorMediaFile__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate91.evaluated;
@@ -3950,11 +3950,11 @@ return errors === 0;
 }
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__header = validate92;
-const schema106 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getHealth__header"};
+exports.uploadEditorMediaFile__header = validate92;
+const schema106 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/uploadEditorMediaFile__header"};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__header" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/uploadEditorMediaFile__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate92.evaluated;
@@ -3977,11 +3977,11 @@ return errors === 0;
 }
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__path = validate93;
-const schema107 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getReadiness__path"};
+exports.getHealth__path = validate93;
+const schema107 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getHealth__path"};
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__path" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate93.evaluated;
@@ -4009,11 +4009,11 @@ return errors === 0;
 }
 validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__query = validate94;
-const schema108 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getReadiness__query"};
+exports.getHealth__query = validate94;
+const schema108 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getHealth__query"};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__query" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate94.evaluated;
@@ -4041,11 +4041,11 @@ return errors === 0;
 }
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__header = validate95;
-const schema109 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getReadiness__header"};
+exports.getHealth__header = validate95;
+const schema109 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getHealth__header"};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__header" */;
+/*# sourceURL="https://media-api.local/components/params (first error)/getHealth__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate95.evaluated;
@@ -4067,4 +4067,95 @@ validate95.errors = vErrors;
 return errors === 0;
 }
 validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__path = validate96;
+const schema110 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getReadiness__path"};
+
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate96.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+validate96.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+else {
+validate96.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate96.errors = vErrors;
+return errors === 0;
+}
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__query = validate97;
+const schema111 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params (first error)/getReadiness__query"};
+
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate97.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+validate97.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+else {
+validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate97.errors = vErrors;
+return errors === 0;
+}
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__header = validate98;
+const schema112 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params (first error)/getReadiness__header"};
+
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params (first error)/getReadiness__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate98.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate98.errors = vErrors;
+return errors === 0;
+}
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

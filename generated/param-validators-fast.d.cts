@@ -70,6 +70,9 @@ declare const validators: {
   "uploadEditorMedia__path": ValidateFunction;
   "uploadEditorMedia__query": ValidateFunction;
   "uploadEditorMedia__header": ValidateFunction;
+  "uploadEditorMediaFile__path": ValidateFunction;
+  "uploadEditorMediaFile__query": ValidateFunction;
+  "uploadEditorMediaFile__header": ValidateFunction;
   "getHealth__path": ValidateFunction;
   "getHealth__query": ValidateFunction;
   "getHealth__header": ValidateFunction;

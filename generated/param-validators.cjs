@@ -81592,11 +81592,11 @@ return errors === 0;
 }
 validate303.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__path = validate304;
-const schema318 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__path"};
+exports.uploadEditorMediaFile__path = validate304;
+const schema318 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__path"};
 
 function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__path" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate304.evaluated;
@@ -81633,11 +81633,11 @@ return errors === 0;
 }
 validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__query = validate305;
-const schema319 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__query"};
+exports.uploadEditorMediaFile__query = validate305;
+const schema319 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__query"};
 
 function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__query" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate305.evaluated;
@@ -81674,11 +81674,11 @@ return errors === 0;
 }
 validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__header = validate306;
-const schema320 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__header"};
+exports.uploadEditorMediaFile__header = validate306;
+const schema320 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__header"};
 
 function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__header" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate306.evaluated;
@@ -81705,11 +81705,11 @@ return errors === 0;
 }
 validate306.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__200__headers = validate307;
-const schema321 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__200__headers"};
+exports.uploadEditorMediaFile__200__headers = validate307;
+const schema321 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__200__headers"};
 
 function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__200__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate307.evaluated;
@@ -82120,11 +82120,11 @@ return errors === 0;
 }
 validate307.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__400__headers = validate308;
-const schema322 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__400__headers"};
+exports.uploadEditorMediaFile__400__headers = validate308;
+const schema322 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__400__headers"};
 
 function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate308.evaluated;
@@ -82535,11 +82535,11 @@ return errors === 0;
 }
 validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__429__headers = validate309;
-const schema323 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__429__headers"};
+exports.uploadEditorMediaFile__401__headers = validate309;
+const schema323 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__401__headers"};
 
 function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__429__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate309.evaluated;
@@ -82610,25 +82610,27 @@ errors++;
 }
 }
 }
-if(data["retry-after"] !== undefined){
-let data1 = data["retry-after"];
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
 let dataType1 = typeof data1;
 let coerced1 = undefined;
 if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
 data1 = data1[0];
 dataType1 = typeof data1;
-if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+if(typeof data1 === "string"){
 coerced1 = data1;
 }
 }
 if(!(coerced1 !== undefined)){
-if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
-coerced1 = +data1;
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
 }
 else {
-const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -82641,13 +82643,13 @@ errors++;
 if(coerced1 !== undefined){
 data1 = coerced1;
 if(data !== undefined){
-data["retry-after"] = coerced1;
+data["ratelimit"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 86400 || isNaN(data1)){
-const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -82656,8 +82658,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -82666,20 +82668,10 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!(formats0.validate(data1))){
-const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
 }
 }
-}
-if(data.ratelimit !== undefined){
-let data2 = data.ratelimit;
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
 if(typeof data2 !== "string"){
 let dataType2 = typeof data2;
 let coerced2 = undefined;
@@ -82698,7 +82690,26 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -82707,17 +82718,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -82726,8 +82728,27 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern4.test(data2)){
-const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -82737,28 +82758,16 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
-if(data["ratelimit-policy"] !== undefined){
-let data3 = data["ratelimit-policy"];
-if(typeof data3 !== "string"){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(typeof data3 === "string"){
-coerced3 = data3;
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
 }
 }
-if(!(coerced3 !== undefined)){
-if(dataType3 == "number" || dataType3 == "boolean"){
-coerced3 = "" + data3;
 }
-else if(data3 === null){
-coerced3 = "";
-}
-else {
-const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -82767,17 +82776,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced3;
-}
-}
-}
-if(typeof data3 === "string"){
-if(func1(data3) > 256){
-const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -82786,8 +82786,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern4.test(data3)){
-const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -82798,8 +82798,8 @@ errors++;
 }
 }
 }
-if(data["x-ratelimit-limit"] !== undefined){
-let data4 = data["x-ratelimit-limit"];
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 let dataType4 = typeof data4;
 let coerced4 = undefined;
@@ -82816,7 +82816,7 @@ if(dataType4 === "boolean" || data4 === null
 coerced4 = +data4;
 }
 else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -82829,13 +82829,13 @@ errors++;
 if(coerced4 !== undefined){
 data4 = coerced4;
 if(data !== undefined){
-data["x-ratelimit-limit"] = coerced4;
+data["x-ratelimit-remaining"] = coerced4;
 }
 }
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -82845,7 +82845,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -82855,7 +82855,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -82866,8 +82866,8 @@ errors++;
 }
 }
 }
-if(data["x-ratelimit-remaining"] !== undefined){
-let data5 = data["x-ratelimit-remaining"];
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 let dataType5 = typeof data5;
 let coerced5 = undefined;
@@ -82884,7 +82884,7 @@ if(dataType5 === "boolean" || data5 === null
 coerced5 = +data5;
 }
 else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -82897,13 +82897,13 @@ errors++;
 if(coerced5 !== undefined){
 data5 = coerced5;
 if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced5;
+data["x-ratelimit-reset"] = coerced5;
 }
 }
 }
 if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 2147483647 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -82913,7 +82913,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -82922,8 +82922,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!(formats0.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -82934,25 +82934,9 @@ errors++;
 }
 }
 }
-if(data["x-ratelimit-reset"] !== undefined){
-let data6 = data["x-ratelimit-reset"];
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-let dataType6 = typeof data6;
-let coerced6 = undefined;
-if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
-data6 = data6[0];
-dataType6 = typeof data6;
-if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
-coerced6 = data6;
-}
-}
-if(!(coerced6 !== undefined)){
-if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
-coerced6 = +data6;
 }
 else {
-const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -82961,68 +82945,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-if(coerced6 !== undefined){
-data6 = coerced6;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced6;
-}
-}
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 9007199254740991 || isNaN(data6)){
-const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-if(data6 < 0 || isNaN(data6)){
-const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if(!(formats4.validate(data6))){
-const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
 validate309.errors = vErrors;
 return errors === 0;
 }
 validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__500__headers = validate310;
-const schema324 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__500__headers"};
+exports.uploadEditorMediaFile__402__headers = validate310;
+const schema324 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__402__headers"};
 
 function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate310.evaluated;
@@ -83093,9 +83025,27 @@ errors++;
 }
 }
 }
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -83104,16 +83054,322 @@ vErrors.push(err3);
 }
 errors++;
 }
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate310.errors = vErrors;
 return errors === 0;
 }
 validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__path = validate311;
-const schema325 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__path"};
+exports.uploadEditorMediaFile__403__headers = validate311;
+const schema325 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__403__headers"};
 
 function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__path" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate311.evaluated;
@@ -83124,8 +83380,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -83135,8 +83410,15 @@ vErrors.push(err0);
 errors++;
 }
 }
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema325.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -83145,16 +83427,364 @@ vErrors.push(err1);
 }
 errors++;
 }
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate311.errors = vErrors;
 return errors === 0;
 }
 validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__query = validate312;
-const schema326 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__query"};
+exports.uploadEditorMediaFile__404__headers = validate312;
+const schema326 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__404__headers"};
 
 function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__query" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate312.evaluated;
@@ -83165,8 +83795,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -83176,8 +83825,15 @@ vErrors.push(err0);
 errors++;
 }
 }
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema326.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -83186,16 +83842,364 @@ vErrors.push(err1);
 }
 errors++;
 }
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate312.errors = vErrors;
 return errors === 0;
 }
 validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__header = validate313;
-const schema327 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__header"};
+exports.uploadEditorMediaFile__413__headers = validate313;
+const schema327 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__413__headers"};
 
 function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__header" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__413__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate313.evaluated;
@@ -83206,9 +84210,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
 }
 else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -83217,16 +84239,382 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema327.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate313.errors = vErrors;
 return errors === 0;
 }
 validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__200__headers = validate314;
-const schema328 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__200__headers"};
+exports.uploadEditorMediaFile__415__headers = validate314;
+const schema328 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__415__headers"};
 
 function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__415__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate314.evaluated;
@@ -83637,11 +85025,11 @@ return errors === 0;
 }
 validate314.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__400__headers = validate315;
-const schema329 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__400__headers"};
+exports.uploadEditorMediaFile__429__headers = validate315;
+const schema329 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__429__headers"};
 
 function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate315.evaluated;
@@ -83691,421 +85079,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema329.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate315.errors = vErrors;
-return errors === 0;
-}
-validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getReadiness__429__headers = validate316;
-const schema330 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__429__headers"};
-
-function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate316.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema330.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -84530,16 +85503,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate315.errors = vErrors;
+return errors === 0;
+}
+validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__500__headers = validate316;
+const schema330 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__500__headers"};
+
+function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate316.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema330.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate316.errors = vErrors;
 return errors === 0;
 }
 validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__500__headers = validate317;
-const schema331 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__500__headers"};
+exports.uploadEditorMediaFile__503__headers = validate317;
+const schema331 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__503__headers"};
 
 function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate317.evaluated;
@@ -84589,97 +85653,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema331.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate317.errors = vErrors;
-return errors === 0;
-}
-validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getReadiness__503__headers = validate318;
-const schema332 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__503__headers"};
-
-function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate318.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema332.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -84780,8 +85753,3201 @@ vErrors.push(err7);
 }
 errors++;
 }
+validate317.errors = vErrors;
+return errors === 0;
+}
+validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__path = validate318;
+const schema332 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__path"};
+
+function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate318.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 validate318.errors = vErrors;
 return errors === 0;
 }
 validate318.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__query = validate319;
+const schema333 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__query"};
+
+function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate319.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate319.errors = vErrors;
+return errors === 0;
+}
+validate319.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__header = validate320;
+const schema334 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__header"};
+
+function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate320.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate320.errors = vErrors;
+return errors === 0;
+}
+validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__200__headers = validate321;
+const schema335 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__200__headers"};
+
+function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate321.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema335.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate321.errors = vErrors;
+return errors === 0;
+}
+validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__400__headers = validate322;
+const schema336 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__400__headers"};
+
+function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__400__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate322.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema336.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate322.errors = vErrors;
+return errors === 0;
+}
+validate322.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__429__headers = validate323;
+const schema337 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__429__headers"};
+
+function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__429__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate323.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema337.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data2 = data.ratelimit;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data3 = data["ratelimit-policy"];
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(typeof data3 === "string"){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced3;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data4 = data["x-ratelimit-limit"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data5 = data["x-ratelimit-remaining"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 2147483647 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats0.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data6 = data["x-ratelimit-reset"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
+data6 = data6[0];
+dataType6 = typeof data6;
+if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
+coerced6 = data6;
+}
+}
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
+coerced6 = +data6;
+}
+else {
+const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(formats4.validate(data6))){
+const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate323.errors = vErrors;
+return errors === 0;
+}
+validate323.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__500__headers = validate324;
+const schema338 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__500__headers"};
+
+function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate324.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema338.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate324.errors = vErrors;
+return errors === 0;
+}
+validate324.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__path = validate325;
+const schema339 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__path"};
+
+function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate325.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate325.errors = vErrors;
+return errors === 0;
+}
+validate325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__query = validate326;
+const schema340 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__query"};
+
+function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate326.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate326.errors = vErrors;
+return errors === 0;
+}
+validate326.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__header = validate327;
+const schema341 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__header"};
+
+function validate327(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate327.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate327.errors = vErrors;
+return errors === 0;
+}
+validate327.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__200__headers = validate328;
+const schema342 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__200__headers"};
+
+function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate328.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema342.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate328.errors = vErrors;
+return errors === 0;
+}
+validate328.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__400__headers = validate329;
+const schema343 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__400__headers"};
+
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__400__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate329.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema343.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate329.errors = vErrors;
+return errors === 0;
+}
+validate329.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__429__headers = validate330;
+const schema344 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__429__headers"};
+
+function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__429__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate330.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema344.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data2 = data.ratelimit;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data3 = data["ratelimit-policy"];
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(typeof data3 === "string"){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced3;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data4 = data["x-ratelimit-limit"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data5 = data["x-ratelimit-remaining"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 2147483647 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats0.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data6 = data["x-ratelimit-reset"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
+data6 = data6[0];
+dataType6 = typeof data6;
+if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
+coerced6 = data6;
+}
+}
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
+coerced6 = +data6;
+}
+else {
+const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(formats4.validate(data6))){
+const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate330.errors = vErrors;
+return errors === 0;
+}
+validate330.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__500__headers = validate331;
+const schema345 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__500__headers"};
+
+function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate331.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema345.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate331.errors = vErrors;
+return errors === 0;
+}
+validate331.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__503__headers = validate332;
+const schema346 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__503__headers"};
+
+function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__503__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate332.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema346.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate332.errors = vErrors;
+return errors === 0;
+}
+validate332.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -65001,15 +65001,13 @@ return errors === 0;
 }
 validate900.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__200 = validate904;
-const schema540 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
-const schema541 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
+exports.uploadEditorMediaFile__200 = validate904;
+const schema540 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMediaFile__200"};
 
-function validate904(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__200" */;
+function validate905(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate904.evaluated;
+const evaluated0 = validate905.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -65017,8 +65015,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status === undefined){
-const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -65027,9 +65025,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "status")){
-const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.media === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media"},message:"must have required property '"+"media"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -65038,11 +65035,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.editor_item === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "editor_item"},message:"must have required property '"+"editor_item"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -65051,8 +65045,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!(data0 === "ok")){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema541.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.video_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -65061,94 +65055,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.version === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
-}
-errors++;
-}
-validate904.errors = vErrors;
-return errors === 0;
-}
-validate904.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getHealth__400 = validate905;
-const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
-
-function validate906(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate906.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
 }
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(!(((((key0 === "object") || (key0 === "media")) || (key0 === "editor_item")) || (key0 === "video_id")) || (key0 === "version"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -65157,9 +65076,11 @@ vErrors.push(err5);
 }
 errors++;
 }
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -65168,11 +65089,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("editor_media_upload" !== data0){
+const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_upload"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -65181,8 +65099,31 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.media !== undefined){
+if(!(validate828(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate828.errors : vErrors.concat(validate828.errors);
+errors = vErrors.length;
+}
+}
+if(data.editor_item !== undefined){
+let data2 = data.editor_item;
+const _errs6 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs7 = errors;
+if(!(validate452(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs7 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs8 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -65191,12 +65132,19 @@ vErrors.push(err8);
 }
 errors++;
 }
+var _valid0 = _errs8 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
 }
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err9 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -65205,8 +65153,22 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.video_id !== undefined){
+let data3 = data.video_id;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
+const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema519.properties.video_id.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -65215,9 +65177,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -65226,10 +65188,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data3 < 1 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -65238,16 +65198,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats18.validate(data3))){
+const err13 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -65258,8 +65210,10 @@ errors++;
 }
 }
 }
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.version !== undefined){
+let data4 = data.version;
+if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema519.properties.version.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -65268,34 +65222,78 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate906.errors = vErrors;
-return errors === 0;
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err15];
 }
-validate906.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate905(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__400" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate905.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
+else {
+vErrors.push(err15);
 }
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
+errors++;
 }
-if(!(validate906(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate906.errors : vErrors.concat(validate906.errors);
-errors = vErrors.length;
+if(data4 < 1 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
 }
 validate905.errors = vErrors;
 return errors === 0;
 }
 validate905.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__429 = validate909;
-const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
+
+function validate904(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate904.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate905(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate905.errors : vErrors.concat(validate905.errors);
+errors = vErrors.length;
+}
+validate904.errors = vErrors;
+return errors === 0;
+}
+validate904.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__400 = validate909;
+const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__400"};
 
 function validate910(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65491,7 +65489,7 @@ validate910.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate909(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__429" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate909.evaluated;
@@ -65510,8 +65508,8 @@ return errors === 0;
 }
 validate909.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__500 = validate913;
-const schema546 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
+exports.uploadEditorMediaFile__401 = validate913;
+const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__401"};
 
 function validate914(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65707,7 +65705,7 @@ validate914.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate913(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__500" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate913.evaluated;
@@ -65726,15 +65724,2468 @@ return errors === 0;
 }
 validate913.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__200 = validate917;
-const schema548 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
-const schema549 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
-const schema550 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
+exports.uploadEditorMediaFile__402 = validate917;
+const schema546 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__402"};
 
 function validate918(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate918.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate918.errors = vErrors;
+return errors === 0;
+}
+validate918.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate917(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__402" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate917.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate918(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate918.errors : vErrors.concat(validate918.errors);
+errors = vErrors.length;
+}
+validate917.errors = vErrors;
+return errors === 0;
+}
+validate917.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__403 = validate921;
+const schema548 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__403"};
+
+function validate922(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate922.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate922.errors = vErrors;
+return errors === 0;
+}
+validate922.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate921(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__403" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate921.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate922(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate922.errors : vErrors.concat(validate922.errors);
+errors = vErrors.length;
+}
+validate921.errors = vErrors;
+return errors === 0;
+}
+validate921.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__404 = validate925;
+const schema550 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__404"};
+
+function validate926(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate926.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate926.errors = vErrors;
+return errors === 0;
+}
+validate926.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate925(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__404" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate925.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate926(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate926.errors : vErrors.concat(validate926.errors);
+errors = vErrors.length;
+}
+validate925.errors = vErrors;
+return errors === 0;
+}
+validate925.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__413 = validate929;
+const schema552 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__413"};
+
+function validate930(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate930.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate930.errors = vErrors;
+return errors === 0;
+}
+validate930.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate929(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__413" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate929.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate930(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate930.errors : vErrors.concat(validate930.errors);
+errors = vErrors.length;
+}
+validate929.errors = vErrors;
+return errors === 0;
+}
+validate929.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__415 = validate933;
+const schema554 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__415"};
+
+function validate934(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate934.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate934.errors = vErrors;
+return errors === 0;
+}
+validate934.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate933(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__415" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate933.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate934(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate934.errors : vErrors.concat(validate934.errors);
+errors = vErrors.length;
+}
+validate933.errors = vErrors;
+return errors === 0;
+}
+validate933.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__429 = validate937;
+const schema556 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__429"};
+
+function validate938(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate938.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate938.errors = vErrors;
+return errors === 0;
+}
+validate938.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate937(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__429" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate937.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate938(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate938.errors : vErrors.concat(validate938.errors);
+errors = vErrors.length;
+}
+validate937.errors = vErrors;
+return errors === 0;
+}
+validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__500 = validate941;
+const schema558 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__500"};
+
+function validate942(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate942.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate942.errors = vErrors;
+return errors === 0;
+}
+validate942.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate941(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__500" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate941.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate942(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate942.errors : vErrors.concat(validate942.errors);
+errors = vErrors.length;
+}
+validate941.errors = vErrors;
+return errors === 0;
+}
+validate941.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__503 = validate945;
+const schema560 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__503"};
+
+function validate946(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate946.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate946.errors = vErrors;
+return errors === 0;
+}
+validate946.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate945(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__503" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate945.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate946(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate946.errors : vErrors.concat(validate946.errors);
+errors = vErrors.length;
+}
+validate945.errors = vErrors;
+return errors === 0;
+}
+validate945.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__200 = validate949;
+const schema562 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
+const schema563 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
+
+function validate949(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate949.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "status")){
+const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!(data0 === "ok")){
+const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema563.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate949.errors = vErrors;
+return errors === 0;
+}
+validate949.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__400 = validate950;
+const schema564 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
+
+function validate951(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate951.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate951.errors = vErrors;
+return errors === 0;
+}
+validate951.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate950(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate950.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate951(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate951.errors : vErrors.concat(validate951.errors);
+errors = vErrors.length;
+}
+validate950.errors = vErrors;
+return errors === 0;
+}
+validate950.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__429 = validate954;
+const schema566 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
+
+function validate955(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate955.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate955.errors = vErrors;
+return errors === 0;
+}
+validate955.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate954(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__429" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate954.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate955(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate955.errors : vErrors.concat(validate955.errors);
+errors = vErrors.length;
+}
+validate954.errors = vErrors;
+return errors === 0;
+}
+validate954.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__500 = validate958;
+const schema568 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
+
+function validate959(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate959.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate959.errors = vErrors;
+return errors === 0;
+}
+validate959.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate958(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__500" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate958.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate959(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate959.errors : vErrors.concat(validate959.errors);
+errors = vErrors.length;
+}
+validate958.errors = vErrors;
+return errors === 0;
+}
+validate958.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__200 = validate962;
+const schema570 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
+const schema571 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
+const schema572 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
+
+function validate963(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate963.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -65787,7 +68238,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(data0 === "ready")){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema549.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema571.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -65865,7 +68316,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data2 === "ok") || (data2 === "failing"))){
-const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema550.properties.database.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema572.properties.database.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -65888,7 +68339,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data3 === "ok") || (data3 === "failing"))){
-const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema550.properties.migrations.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema572.properties.migrations.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -65911,7 +68362,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((data4 === "ok") || (data4 === "failing"))){
-const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema550.properties.queue.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema572.properties.queue.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -65934,7 +68385,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data5 === "ok") || (data5 === "failing"))){
-const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema550.properties.accepting.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema572.properties.accepting.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -65967,39 +68418,39 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate918.errors = vErrors;
+validate963.errors = vErrors;
 return errors === 0;
 }
-validate918.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate963.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate917(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate962(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getReadiness__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate917.evaluated;
+const evaluated0 = validate962.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate918(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate918.errors : vErrors.concat(validate918.errors);
+if(!(validate963(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate963.errors : vErrors.concat(validate963.errors);
 errors = vErrors.length;
 }
-validate917.errors = vErrors;
+validate962.errors = vErrors;
 return errors === 0;
 }
-validate917.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate962.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__400 = validate920;
-const schema551 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
+exports.getReadiness__400 = validate965;
+const schema573 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
 
-function validate921(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate966(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate921.evaluated;
+const evaluated0 = validate966.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -66183,39 +68634,39 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate921.errors = vErrors;
+validate966.errors = vErrors;
 return errors === 0;
 }
-validate921.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate966.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate920(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate965(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getReadiness__400" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate920.evaluated;
+const evaluated0 = validate965.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate921(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate921.errors : vErrors.concat(validate921.errors);
+if(!(validate966(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate966.errors : vErrors.concat(validate966.errors);
 errors = vErrors.length;
 }
-validate920.errors = vErrors;
+validate965.errors = vErrors;
 return errors === 0;
 }
-validate920.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate965.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__429 = validate924;
-const schema553 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
+exports.getReadiness__429 = validate969;
+const schema575 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
 
-function validate925(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate970(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate925.evaluated;
+const evaluated0 = validate970.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -66399,39 +68850,39 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate925.errors = vErrors;
+validate970.errors = vErrors;
 return errors === 0;
 }
-validate925.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate970.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate924(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate969(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getReadiness__429" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate924.evaluated;
+const evaluated0 = validate969.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate925(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate925.errors : vErrors.concat(validate925.errors);
+if(!(validate970(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate970.errors : vErrors.concat(validate970.errors);
 errors = vErrors.length;
 }
-validate924.errors = vErrors;
+validate969.errors = vErrors;
 return errors === 0;
 }
-validate924.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate969.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__500 = validate928;
-const schema555 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
+exports.getReadiness__500 = validate973;
+const schema577 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
 
-function validate929(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate974(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate929.evaluated;
+const evaluated0 = validate974.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -66615,39 +69066,39 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate929.errors = vErrors;
+validate974.errors = vErrors;
 return errors === 0;
 }
-validate929.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate974.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate928(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate973(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getReadiness__500" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate928.evaluated;
+const evaluated0 = validate973.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate929(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate929.errors : vErrors.concat(validate929.errors);
+if(!(validate974(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate974.errors : vErrors.concat(validate974.errors);
 errors = vErrors.length;
 }
-validate928.errors = vErrors;
+validate973.errors = vErrors;
 return errors === 0;
 }
-validate928.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate973.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__503 = validate932;
-const schema557 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
+exports.getReadiness__503 = validate977;
+const schema579 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
 
-function validate933(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate978(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate933.evaluated;
+const evaluated0 = validate978.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -66831,39 +69282,39 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate933.errors = vErrors;
+validate978.errors = vErrors;
 return errors === 0;
 }
-validate933.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate978.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate932(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate977(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getReadiness__503" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate932.evaluated;
+const evaluated0 = validate977.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate933(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate933.errors : vErrors.concat(validate933.errors);
+if(!(validate978(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate978.errors : vErrors.concat(validate978.errors);
 errors = vErrors.length;
 }
-validate932.errors = vErrors;
+validate977.errors = vErrors;
 return errors === 0;
 }
-validate932.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate977.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ErrorResponse = validate936;
-const schema559 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
+exports.ErrorResponse = validate981;
+const schema581 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
 
-function validate937(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate982(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate937.evaluated;
+const evaluated0 = validate982.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67047,40 +69498,40 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate937.errors = vErrors;
+validate982.errors = vErrors;
 return errors === 0;
 }
-validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate982.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate936(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate981(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/ErrorResponse" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate936.evaluated;
+const evaluated0 = validate981.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate937(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate937.errors : vErrors.concat(validate937.errors);
+if(!(validate982(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate982.errors : vErrors.concat(validate982.errors);
 errors = vErrors.length;
 }
-validate936.errors = vErrors;
+validate981.errors = vErrors;
 return errors === 0;
 }
-validate936.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate981.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate940;
-const schema561 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
-const schema562 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
+exports.mcp__get_workspace = validate985;
+const schema583 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
+const schema584 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
 
-function validate941(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate986(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate941.evaluated;
+const evaluated0 = validate986.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67303,7 +69754,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data4 === "paid") || (data4 === "none"))){
-const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema562.properties.plan.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema584.properties.plan.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -67438,42 +69889,42 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate941.errors = vErrors;
+validate986.errors = vErrors;
 return errors === 0;
 }
-validate941.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate986.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate940(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate985(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate940.evaluated;
+const evaluated0 = validate985.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate941(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate941.errors : vErrors.concat(validate941.errors);
+if(!(validate986(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate986.errors : vErrors.concat(validate986.errors);
 errors = vErrors.length;
 }
-validate940.errors = vErrors;
+validate985.errors = vErrors;
 return errors === 0;
 }
-validate940.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate985.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate943;
-const schema564 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
-const schema565 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
-const schema566 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
-const schema567 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate988;
+const schema586 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
+const schema587 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
+const schema588 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
+const schema589 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate945(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate990(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate945.evaluated;
+const evaluated0 = validate990.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67601,7 +70052,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest")) || (data1 === "facebook"))){
-const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema567.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema589.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -67649,7 +70100,7 @@ errors++;
 if(data.display_name !== undefined){
 let data3 = data.display_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema566.properties.display_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema588.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -67684,7 +70135,7 @@ errors++;
 if(data.avatar_url !== undefined){
 let data4 = data.avatar_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema566.properties.avatar_url.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema588.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -67729,7 +70180,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "connected") || (data5 === "reauthorization_required"))){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema566.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema588.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -67750,16 +70201,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate945.errors = vErrors;
+validate990.errors = vErrors;
 return errors === 0;
 }
-validate945.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate990.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate944(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate989(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate944.evaluated;
+const evaluated0 = validate989.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67837,8 +70288,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate945(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate945.errors : vErrors.concat(validate945.errors);
+if(!(validate990(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate990.errors : vErrors.concat(validate990.errors);
 errors = vErrors.length;
 }
 }
@@ -67865,41 +70316,41 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate944.errors = vErrors;
+validate989.errors = vErrors;
 return errors === 0;
 }
-validate944.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate989.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate943(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate988(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate943.evaluated;
+const evaluated0 = validate988.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate944(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate944.errors : vErrors.concat(validate944.errors);
+if(!(validate989(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate989.errors : vErrors.concat(validate989.errors);
 errors = vErrors.length;
 }
-validate943.errors = vErrors;
+validate988.errors = vErrors;
 return errors === 0;
 }
-validate943.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate988.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate948;
-const schema568 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
-const schema569 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
-const schema570 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
+exports.mcp__publish_media_to_social = validate993;
+const schema590 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
+const schema591 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
+const schema592 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
 
-function validate950(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate995(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate950.evaluated;
+const evaluated0 = validate995.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -68017,7 +70468,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest")) || (data1 === "facebook"))){
-const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema567.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema589.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -68040,7 +70491,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "published") || (data2 === "queued")) || (data2 === "failed"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema570.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema592.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -68053,7 +70504,7 @@ errors++;
 if(data.post_url !== undefined){
 let data3 = data.post_url;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema570.properties.post_url.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema592.properties.post_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -68322,16 +70773,16 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate950.errors = vErrors;
+validate995.errors = vErrors;
 return errors === 0;
 }
-validate950.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate995.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate949(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate994(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate949.evaluated;
+const evaluated0 = validate994.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -68417,7 +70868,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data1 === "published") || (data1 === "queued")) || (data1 === "partial")) || (data1 === "failed"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema569.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema591.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -68442,8 +70893,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate950(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate950.errors : vErrors.concat(validate950.errors);
+if(!(validate995(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate995.errors : vErrors.concat(validate995.errors);
 errors = vErrors.length;
 }
 }
@@ -68470,41 +70921,41 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate949.errors = vErrors;
+validate994.errors = vErrors;
 return errors === 0;
 }
-validate949.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate994.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate948(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate993(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate948.evaluated;
+const evaluated0 = validate993.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate949(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate949.errors : vErrors.concat(validate949.errors);
+if(!(validate994(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate994.errors : vErrors.concat(validate994.errors);
 errors = vErrors.length;
 }
-validate948.errors = vErrors;
+validate993.errors = vErrors;
 return errors === 0;
 }
-validate948.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate993.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate953;
-const schema573 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
-const schema574 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
-const schema575 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+exports.mcp__recommend_voice = validate998;
+const schema595 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
+const schema596 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
+const schema597 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
-function validate955(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1000(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate955.evaluated;
+const evaluated0 = validate1000.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69217,16 +71668,16 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate955.errors = vErrors;
+validate1000.errors = vErrors;
 return errors === 0;
 }
-validate955.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1000.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate954(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate999(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate954.evaluated;
+const evaluated0 = validate999.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69304,8 +71755,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate955(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate955.errors : vErrors.concat(validate955.errors);
+if(!(validate1000(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1000.errors : vErrors.concat(validate1000.errors);
 errors = vErrors.length;
 }
 }
@@ -69332,43 +71783,43 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate954.errors = vErrors;
+validate999.errors = vErrors;
 return errors === 0;
 }
-validate954.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate999.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate953(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate998(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate953.evaluated;
+const evaluated0 = validate998.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate954(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate954.errors : vErrors.concat(validate954.errors);
+if(!(validate999(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate999.errors : vErrors.concat(validate999.errors);
 errors = vErrors.length;
 }
-validate953.errors = vErrors;
+validate998.errors = vErrors;
 return errors === 0;
 }
-validate953.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate998.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate958;
-const schema577 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
-const schema578 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
-const schema579 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
-const pattern319 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const pattern321 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+exports.mcp__list_editor_sound_effects = validate1003;
+const schema599 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
+const schema600 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
+const schema601 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
+const pattern329 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
+const pattern331 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate959(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1004(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate959.evaluated;
+const evaluated0 = validate1004.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69533,7 +71984,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern319.test(data3)){
+if(!pattern329.test(data3)){
 const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -69603,7 +72054,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern321.test(data5)){
+if(!pattern331.test(data5)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -69791,39 +72242,39 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate959.errors = vErrors;
+validate1004.errors = vErrors;
 return errors === 0;
 }
-validate959.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1004.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate958(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1003(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate958.evaluated;
+const evaluated0 = validate1003.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate959(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate959.errors : vErrors.concat(validate959.errors);
+if(!(validate1004(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1004.errors : vErrors.concat(validate1004.errors);
 errors = vErrors.length;
 }
-validate958.errors = vErrors;
+validate1003.errors = vErrors;
 return errors === 0;
 }
-validate958.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1003.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate961;
-const schema580 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
+exports.mcp__upload_editor_media_from_url = validate1006;
+const schema602 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
 
-function validate962(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1007(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate962.evaluated;
+const evaluated0 = validate1007.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -70082,29 +72533,29 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate962.errors = vErrors;
+validate1007.errors = vErrors;
 return errors === 0;
 }
-validate962.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1007.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate961(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1006(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate961.evaluated;
+const evaluated0 = validate1006.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate962(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate962.errors : vErrors.concat(validate962.errors);
+if(!(validate1007(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1007.errors : vErrors.concat(validate1007.errors);
 errors = vErrors.length;
 }
-validate961.errors = vErrors;
+validate1006.errors = vErrors;
 return errors === 0;
 }
-validate961.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1006.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -215,6 +215,17 @@ declare const validators: {
   "uploadEditorMedia__429": ValidateFunction;
   "uploadEditorMedia__500": ValidateFunction;
   "uploadEditorMedia__503": ValidateFunction;
+  "uploadEditorMediaFile__200": ValidateFunction;
+  "uploadEditorMediaFile__400": ValidateFunction;
+  "uploadEditorMediaFile__401": ValidateFunction;
+  "uploadEditorMediaFile__402": ValidateFunction;
+  "uploadEditorMediaFile__403": ValidateFunction;
+  "uploadEditorMediaFile__404": ValidateFunction;
+  "uploadEditorMediaFile__413": ValidateFunction;
+  "uploadEditorMediaFile__415": ValidateFunction;
+  "uploadEditorMediaFile__429": ValidateFunction;
+  "uploadEditorMediaFile__500": ValidateFunction;
+  "uploadEditorMediaFile__503": ValidateFunction;
   "getHealth__200": ValidateFunction;
   "getHealth__400": ValidateFunction;
   "getHealth__429": ValidateFunction;

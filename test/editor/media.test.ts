@@ -128,10 +128,13 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
     ['bad placement', multipart({ add_to_editor: 'true', video_id: String(project.id), placement: '{"fit":"stretch"}' }, { filename: 'a.mp4', type: 'video/mp4', body: video }), 'body.placement.fit'],
     ['file part under another name', multipart({}, { name: 'upload', filename: 'a.mp4', type: 'video/mp4', body: video }), 'body.upload'],
   ];
-  for (const [name, body, field] of refusals) {
-    const r = await app.request('POST', '/api/v1/editor/media', { key: own.key, ...body });
-    t.equal(r.status, 400, `${name}: ${r.text.slice(0, 200)}`);
-    t.ok(r.body.error.context.errors?.some((e: { field: string }) => e.field === field), `${name}: names ${field} (${JSON.stringify(r.body.error.context.errors)})`);
+  // POST /editor/media/file (uploadEditorMediaFile) is the multipart-only alias: same checks.
+  for (const url of ['/api/v1/editor/media', '/api/v1/editor/media/file']) {
+    for (const [name, body, field] of refusals) {
+      const r = await app.request('POST', url, { key: own.key, ...body });
+      t.equal(r.status, 400, `${url} ${name}: ${r.text.slice(0, 200)}`);
+      t.ok(r.body.error.context.errors?.some((e: { field: string }) => e.field === field), `${url} ${name}: names ${field} (${JSON.stringify(r.body.error.context.errors)})`);
+    }
   }
   t.equal(await mediaCount(app, own.orgId), before, 'no media row for any refusal');
   t.equal(storedFiles(app, own.orgId).length, before, 'no stored file for any refusal');
@@ -142,6 +145,21 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
   t.equal(unauth.status, 401, 'multipart needs a key before anything is read');
   const wrongOp = await app.request('POST', '/api/v1/editor/videos', { key: own.key, ...multipart({ title: 'x' }) });
   t.equal(wrongOp.status, 415, 'multipart is only accepted where the spec says so');
+});
+
+t.test('POST /editor/media/file: the multipart-only form of the upload, for generated clients', async (t) => {
+  const own = await app.workspace();
+  const project = await createProject(app, own.key);
+  const video = colorVideo('alias', 'green', 1);
+  const form = multipart({ title: 'Via alias', add_to_editor: 'true', video_id: String(project.id), placement: JSON.stringify({ from_seconds: 0, fit: 'cover' }) }, { filename: 'alias.mp4', type: 'video/mp4', body: video });
+  const res = await app.request('POST', '/api/v1/editor/media/file', { key: own.key, ...form });
+  t.equal(res.status, 200, res.text.slice(0, 300));
+  t.match(res.body.media, { title: 'Via alias', filename: 'alias.mp4', media_type: 'video', size_bytes: video.length, status: 'ready' });
+  t.match(res.body.editor_item, { type: 'video', media_id: res.body.media.id, fit: 'cover' });
+  t.equal(res.body.video_id, project.id);
+  const json = await app.request('POST', '/api/v1/editor/media/file', { key: own.key, body: { media_type: 'image', media: { filename: 'a.png', data: dataUrl('image/png', await colorPng('red')) } } });
+  t.equal(json.status, 415, 'JSON uploads go to POST /editor/media');
+  t.match(json.body.error, { code: 'unsupported_media_type', context: { supported_content_types: ['multipart/form-data'] } });
 });
 
 t.test('GET /editor/media filters by type (audio includes voices), searches and pages', async (t) => {
