@@ -8,6 +8,7 @@ import { editorExportJob } from './editor-export-job.ts';
 import { imageGenerationJob, videoGenerationJob } from './generation-job.ts';
 import { QUEUES } from './queue.ts';
 import { referenceAnalysisJob } from './reference-job.ts';
+import { webhookDeliveryJob } from './webhook-delivery-job.ts';
 
 /** Housekeeping every 10 minutes: expired idempotency records, rate-limit windows and OAuth rows. */
 export const maintenanceJob = defineJob<object>({
@@ -25,4 +26,4 @@ export const maintenanceJob = defineJob<object>({
   },
 });
 
-export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, maintenanceJob];
+export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, maintenanceJob, webhookDeliveryJob];
