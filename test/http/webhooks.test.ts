@@ -12,7 +12,7 @@ import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { webhookEndpoints } from '../../src/db/schema/index.ts';
 import { findTemplate } from '../../src/services/catalog/catalog-data.ts';
-import { recordTerminalEvent } from '../../src/services/webhooks/events.ts';
+import { purgeOldWebhookEvents, recordTerminalEvent } from '../../src/services/webhooks/events.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { addMedia, colorPng, createProject, upload } from '../editor/helpers.ts';
 import { connect } from '../mcp/helpers.ts';
@@ -304,4 +304,25 @@ t.test('MCP tools manage webhook endpoints', async (t) => {
   const gone = await client.callTool({ name: 'get_webhook_endpoint', arguments: { id: ep.id } });
   t.equal(gone.isError, true);
   t.match(gone.structuredContent, { error: { code: 'not_found', context: { resource: 'webhook_endpoint' } } });
+});
+
+t.test('housekeeping removes settled events older than 30 days, keeps pending and recent ones', async (t) => {
+  const ws = await app.workspace();
+  const ep = await endpoint(ws.key, 'purge', ['export.failed']);
+  const sql = app.service.ctx.sql;
+  const event = async (age: string, status: string) => {
+    const [e] = await sql`insert into webhook_events (org_id, type, resource_id, body, created_at) values (${ws.orgId}, 'export.failed', gen_random_uuid()::text, '{}', now() - ${age}::interval) returning id`;
+    await sql`insert into webhook_deliveries (org_id, event_id, endpoint_id, status) values (${ws.orgId}, ${e.id}, ${ep.id}, ${status})`;
+    return e.id as string;
+  };
+  const oldDelivered = await event('31 days', 'delivered');
+  const oldFailed = await event('31 days', 'failed');
+  const oldPending = await event('31 days', 'pending');
+  const recent = await event('29 days', 'delivered');
+  t.ok((await purgeOldWebhookEvents(app.service.ctx.db)) >= 2);
+  const left = (await sql`select id from webhook_events where org_id = ${ws.orgId}`).map((r) => r.id);
+  t.notOk(left.includes(oldDelivered) || left.includes(oldFailed), 'settled old events are gone');
+  t.ok(left.includes(oldPending) && left.includes(recent), 'pending and recent ones stay');
+  const [{ n }] = await sql`select count(*)::int as n from webhook_deliveries where event_id in (${oldDelivered}, ${oldFailed})`;
+  t.equal(n, 0, 'their deliveries went with them');
 });

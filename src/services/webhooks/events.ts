@@ -7,9 +7,10 @@
 // when no endpoint subscribes. The delivery job (jobs/webhook-delivery-job.ts) POSTs the event
 // through the guarded client, signed per Standard Webhooks; a 2xx delivers it, anything else is
 // retried by pg-boss with exponential backoff (WEBHOOK_RETRY_*) and the last failure is recorded.
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, lt, notExists, sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import type { AppContext } from '../../context.ts';
+import type { Db } from '../../db/client.ts';
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from '../../db/schema/index.ts';
 import { JobFailure, type FailureDetail } from '../../jobs/define-job.ts';
 import { QUEUES } from '../../jobs/queue.ts';
@@ -113,4 +114,21 @@ export async function giveUpDelivery(ctx: AppContext, deliveryId: string, detail
     .update(webhookDeliveries)
     .set({ status: 'failed', lastError: sql`coalesce(${webhookDeliveries.lastError}, ${detail.message.slice(0, 500)})` })
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'pending')));
+}
+
+/** How long events (and their delivery records) are kept once none of their deliveries is pending. */
+const EVENT_RETENTION_DAYS = 30;
+
+/** Housekeeping: removes settled events older than the retention (their deliveries go with them). */
+export async function purgeOldWebhookEvents(db: Db): Promise<number> {
+  const rows = await db
+    .delete(webhookEvents)
+    .where(
+      and(
+        lt(webhookEvents.createdAt, sql`now() - make_interval(days => ${EVENT_RETENTION_DAYS})`),
+        notExists(db.select({ one: sql`1` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, webhookEvents.id), eq(webhookDeliveries.status, 'pending')))),
+      ),
+    )
+    .returning({ id: webhookEvents.id });
+  return rows.length;
 }
