@@ -32,7 +32,7 @@ interface Received {
 }
 const received: Received[] = [];
 /** Per hook path: the endpoint's secret and how many attempts still get a 500. */
-const hooks = new Map<string, { secret: string; failures: number }>();
+const hooks = new Map<string, { secret: string; failures: number; redirect?: string }>();
 const red = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#ff0000' } }).png().toBuffer();
 
 const receiver = https.createServer({ cert, key: fs.readFileSync(path.join(fixtures, 'localhost-key.pem')) }, (req, res) => {
@@ -42,6 +42,10 @@ const receiver = https.createServer({ cert, key: fs.readFileSync(path.join(fixtu
   req.on('end', () => {
     const hook = hooks.get(req.url ?? '');
     if (req.method !== 'POST' || !hook) return res.writeHead(404).end('missing');
+    if (hook.redirect) {
+      received.push({ hook: req.url!, headers: {}, body: '', at: Date.now(), verified: undefined, answered: 307 });
+      return res.writeHead(307, { location: hook.redirect }).end();
+    }
     const body = Buffer.concat(chunks).toString('utf8');
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
     let verified: unknown;
@@ -262,6 +266,23 @@ t.test('an endpoint whose address turns private is refused at delivery, not retr
   });
   t.match(failed, { attempts: 1, last_response_status: null, last_error: /private, loopback, link-local or reserved/ });
   t.equal(at('private').length, 0, 'nothing reached the private address');
+});
+
+t.test('a redirect is not followed: it counts as a failed attempt', async (t) => {
+  const ws = await app.workspace({ credits: 1000 });
+  const target = await endpoint(ws.key, 'redirect-target', ['generation.failed']);
+  const ep = await endpoint(ws.key, 'redirecting', ['generation.completed']);
+  hooks.get('/hooks/redirecting')!.redirect = `${base}/hooks/redirect-target`;
+  await generate(ws.key);
+  const pending = await waitFor('the failed attempt to be recorded', async () => {
+    const r = await app.request('GET', `/api/v1/webhook-endpoints/${ep.id}`, { key: ws.key });
+    return r.body.recent_deliveries[0]?.last_error ? r.body.recent_deliveries[0] : undefined;
+  });
+  t.match(pending, { status: 'pending', attempts: 1, last_error: /redirect/ });
+  t.equal(at('redirecting').length, 1);
+  t.equal(at('redirect-target').length, 0, 'the redirect target got nothing');
+  await app.request('DELETE', `/api/v1/webhook-endpoints/${ep.id}`, { key: ws.key });
+  await app.request('DELETE', `/api/v1/webhook-endpoints/${target.id}`, { key: ws.key });
 });
 
 t.test('a completed export delivers export.completed', async (t) => {
