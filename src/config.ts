@@ -73,6 +73,20 @@ export interface Config {
   exportSecondsPerDay: number;
   /** How long a client may take to send a request (slow clients are cut; see src/http/timeouts.ts). */
   timeouts: TimeoutConfig;
+  /** Completion webhooks: delivery retries, timeout and worker slots. */
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** Retries of a delivery after its first attempt (with the delays below: about a day in all). */
+  retryLimit: number;
+  /** The first retry's delay; each further one doubles (pg-boss backoff, with jitter), up to retryDelayMaxSeconds. */
+  retryDelaySeconds: number;
+  retryDelayMaxSeconds: number;
+  /** Total deadline of one delivery attempt (connect, TLS, request and answer). */
+  timeoutMs: number;
+  /** Deliveries a worker process sends at once. */
+  concurrency: number;
 }
 
 export interface TimeoutConfig {
@@ -315,5 +329,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportsInFlightPerWorkspace: int(env, 'EXPORTS_IN_FLIGHT_PER_WORKSPACE', 2, 1, 1000),
     exportSecondsPerDay: int(env, 'EXPORT_SECONDS_PER_DAY', 36000, 1),
     timeouts: timeoutConfig(env),
+    webhooks: {
+      retryLimit: int(env, 'WEBHOOK_RETRY_LIMIT', 30, 0, 100),
+      retryDelaySeconds: int(env, 'WEBHOOK_RETRY_DELAY_SECONDS', 30, 1, 3600),
+      retryDelayMaxSeconds: int(env, 'WEBHOOK_RETRY_DELAY_MAX_SECONDS', 3600, 1, 24 * 3600),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+      concurrency: int(env, 'WEBHOOK_CONCURRENCY', 4, 1, 64),
+    },
   };
 }

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client/index.ts';
-import type { AddEditorMediaData, AddEditorMediaErrors, AddEditorMediaResponses, ApplyEditorEditsData, ApplyEditorEditsErrors, ApplyEditorEditsResponses, ApplyEditorEditsViaPostData, ApplyEditorEditsViaPostErrors, ApplyEditorEditsViaPostResponses, CancelEditorVideoExportData, CancelEditorVideoExportErrors, CancelEditorVideoExportResponses, CreateEditorVideoData, CreateEditorVideoErrors, CreateEditorVideoResponses, CreateFacelessVideoData, CreateFacelessVideoErrors, CreateFacelessVideoResponses, CreateGenerationData, CreateGenerationErrors, CreateGenerationResponses, CreateReferenceInspirationData, CreateReferenceInspirationErrors, CreateReferenceInspirationResponses, CreateSlideshowData, CreateSlideshowErrors, CreateSlideshowResponses, ExportEditorVideoData, ExportEditorVideoErrors, ExportEditorVideoResponses, GetEditorVideoData, GetEditorVideoErrors, GetEditorVideoExportData, GetEditorVideoExportErrors, GetEditorVideoExportResponses, GetEditorVideoResponses, GetGenerationData, GetGenerationErrors, GetGenerationResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSkillData, GetSkillErrors, GetSkillResponses, GetSlideshowData, GetSlideshowErrors, GetSlideshowResponses, GetVideoData, GetVideoErrors, GetVideoResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListEditorMediaData, ListEditorMediaErrors, ListEditorMediaResponses, ListEditorVideosData, ListEditorVideosErrors, ListEditorVideosResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListReferenceInspirationsData, ListReferenceInspirationsErrors, ListReferenceInspirationsResponses, UploadEditorMediaData, UploadEditorMediaErrors, UploadEditorMediaFileData, UploadEditorMediaFileErrors, UploadEditorMediaFileResponses, UploadEditorMediaResponses } from './types.gen.ts';
+import type { AddEditorMediaData, AddEditorMediaErrors, AddEditorMediaResponses, ApplyEditorEditsData, ApplyEditorEditsErrors, ApplyEditorEditsResponses, ApplyEditorEditsViaPostData, ApplyEditorEditsViaPostErrors, ApplyEditorEditsViaPostResponses, CancelEditorVideoExportData, CancelEditorVideoExportErrors, CancelEditorVideoExportResponses, CreateEditorVideoData, CreateEditorVideoErrors, CreateEditorVideoResponses, CreateFacelessVideoData, CreateFacelessVideoErrors, CreateFacelessVideoResponses, CreateGenerationData, CreateGenerationErrors, CreateGenerationResponses, CreateReferenceInspirationData, CreateReferenceInspirationErrors, CreateReferenceInspirationResponses, CreateSlideshowData, CreateSlideshowErrors, CreateSlideshowResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, ExportEditorVideoData, ExportEditorVideoErrors, ExportEditorVideoResponses, GetEditorVideoData, GetEditorVideoErrors, GetEditorVideoExportData, GetEditorVideoExportErrors, GetEditorVideoExportResponses, GetEditorVideoResponses, GetGenerationData, GetGenerationErrors, GetGenerationResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSkillData, GetSkillErrors, GetSkillResponses, GetSlideshowData, GetSlideshowErrors, GetSlideshowResponses, GetVideoData, GetVideoErrors, GetVideoResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListEditorMediaData, ListEditorMediaErrors, ListEditorMediaResponses, ListEditorVideosData, ListEditorVideosErrors, ListEditorVideosResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListReferenceInspirationsData, ListReferenceInspirationsErrors, ListReferenceInspirationsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RotateWebhookEndpointSecretData, RotateWebhookEndpointSecretErrors, RotateWebhookEndpointSecretResponses, UploadEditorMediaData, UploadEditorMediaErrors, UploadEditorMediaFileData, UploadEditorMediaFileErrors, UploadEditorMediaFileResponses, UploadEditorMediaResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -315,6 +315,65 @@ export const uploadEditorMediaFile = <ThrowOnError extends boolean = false>(opti
         'Content-Type': null,
         ...options.headers
     }
+});
+
+/**
+ * List webhook endpoints
+ *
+ * Lists the workspace's webhook endpoints (at most 10), newest first, without their signing secrets. Free. Each endpoint receives the event types it subscribed to as Standard Webhooks signed POSTs; GET /webhook-endpoints/{id} shows its recent deliveries.
+ */
+export const listWebhookEndpoints = <ThrowOnError extends boolean = false>(options?: Options<ListWebhookEndpointsData, ThrowOnError>) => (options?.client ?? client).get<ListWebhookEndpointsResponses, ListWebhookEndpointsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/webhook-endpoints',
+    ...options
+});
+
+/**
+ * Create a webhook endpoint
+ *
+ * Registers a public HTTPS URL to receive completion events (generation, slideshow, faceless video, export and publication completed/failed) as Standard Webhooks signed POSTs. Returns the endpoint with its signing `secret` (`whsec_…`), shown only in this response: store it to verify `webhook-signature`. Private, loopback and link-local addresses are refused (400 naming `url`); at most 10 endpoints per workspace (400). Free. Each event is retried with exponential backoff for about a day until the endpoint answers 2xx; `webhook-id` (the event id) stays the same across retries, so deduplicate on it. Webhooks add to polling, they do not replace it.
+ */
+export const createWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookEndpointData, ThrowOnError>) => (options.client ?? client).post<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/webhook-endpoints',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a webhook endpoint
+ *
+ * Deletes a webhook endpoint: no further events are sent to it and its pending deliveries are dropped. Free. Another workspace's id (or one already deleted) answers 404.
+ */
+export const deleteWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookEndpointData, ThrowOnError>) => (options.client ?? client).delete<DeleteWebhookEndpointResponses, DeleteWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/webhook-endpoints/{id}',
+    ...options
+});
+
+/**
+ * Get a webhook endpoint and its recent deliveries
+ *
+ * Returns one webhook endpoint (without its secret) and its 20 most recent deliveries: event id and type, `status` (pending, delivered, failed), attempts, the last response status and error, and when the next attempt is due. Free. Another workspace's id answers 404.
+ */
+export const getWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<GetWebhookEndpointData, ThrowOnError>) => (options.client ?? client).get<GetWebhookEndpointResponses, GetWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/webhook-endpoints/{id}',
+    ...options
+});
+
+/**
+ * Rotate a webhook endpoint's signing secret
+ *
+ * Replaces the endpoint's signing secret with a new one and returns it, shown only in this response. Every attempt from now on, retries of earlier events included, is signed with the new secret. Free. Another workspace's id answers 404.
+ */
+export const rotateWebhookEndpointSecret = <ThrowOnError extends boolean = false>(options: Options<RotateWebhookEndpointSecretData, ThrowOnError>) => (options.client ?? client).post<RotateWebhookEndpointSecretResponses, RotateWebhookEndpointSecretErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/webhook-endpoints/{id}/rotate-secret',
+    ...options
 });
 
 /**

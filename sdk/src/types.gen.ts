@@ -4,6 +4,8 @@ export type ClientOptions = {
     baseUrl: `${string}://${string}/api/v1` | `${string}://${string}` | `${string}://${string}` | (string & {});
 };
 
+export type Webhooks = ReceiveCompletionEventWebhookRequest;
+
 /**
  * The process is alive.
  */
@@ -77,7 +79,7 @@ export type ErrorContext = {
     /**
      * not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).
      */
-    resource?: 'generation' | 'slideshow' | 'video' | 'editor_video' | 'editor_media' | 'editor_item' | 'editor_track' | 'brand_kit' | 'avatar' | 'voice' | 'reference_inspiration' | 'template' | 'preset' | 'model' | 'variant' | 'sound_effect' | 'editor_export' | 'route' | 'workspace' | 'media';
+    resource?: 'generation' | 'slideshow' | 'video' | 'editor_video' | 'editor_media' | 'editor_item' | 'editor_track' | 'brand_kit' | 'avatar' | 'voice' | 'reference_inspiration' | 'template' | 'preset' | 'model' | 'variant' | 'sound_effect' | 'editor_export' | 'route' | 'workspace' | 'media' | 'webhook_endpoint';
     /**
      * Editor edits only; the 0-based index of the failing operation.
      */
@@ -1909,6 +1911,152 @@ export type AppliedEditOperation = {
 };
 
 /**
+ * A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).
+ */
+export type WebhookEventType = 'generation.completed' | 'generation.failed' | 'slideshow.completed' | 'slideshow.failed' | 'faceless_video.completed' | 'faceless_video.failed' | 'export.completed' | 'export.failed' | 'publication.completed' | 'publication.failed';
+
+/**
+ * An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day.
+ */
+export type WebhookEndpoint = {
+    object: 'webhook_endpoint';
+    id: string;
+    /**
+     * The public HTTPS URL events are POSTed to.
+     */
+    url: string;
+    description: string | null;
+    /**
+     * The event types sent to this endpoint.
+     */
+    event_types: Array<WebhookEventType>;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * An endpoint with its signing secret, shown only when created or rotated.
+ */
+export type WebhookEndpointWithSecret = {
+    object: 'webhook_endpoint';
+    id: string;
+    url: string;
+    description: string | null;
+    event_types: Array<WebhookEventType>;
+    created_at: string;
+    updated_at: string;
+    /**
+     * The signing secret (`whsec_` + base64 of 32 random bytes), as Standard Webhooks libraries take it (`new Webhook(secret).verify(body, headers)`). Shown only in this response; rotate it if it is lost.
+     */
+    secret: string;
+};
+
+/**
+ * The workspace's webhook endpoints, newest first (at most 10, so one page).
+ */
+export type WebhookEndpointList = {
+    object: 'list';
+    data: Array<WebhookEndpoint>;
+};
+
+/**
+ * An endpoint (without its secret) and its most recent deliveries.
+ */
+export type WebhookEndpointDetail = {
+    object: 'webhook_endpoint';
+    id: string;
+    url: string;
+    description: string | null;
+    event_types: Array<WebhookEventType>;
+    created_at: string;
+    updated_at: string;
+    /**
+     * The 20 most recent deliveries to this endpoint, newest first.
+     */
+    recent_deliveries: Array<WebhookDelivery>;
+};
+
+/**
+ * One event sent (or being sent) to one endpoint.
+ */
+export type WebhookDelivery = {
+    /**
+     * The event id, sent as `webhook-id` on every attempt.
+     */
+    event_id: string;
+    event_type: WebhookEventType;
+    /**
+     * pending (being retried), delivered (a 2xx was received) or failed (given up after the last retry, or the URL was refused).
+     */
+    status: 'pending' | 'delivered' | 'failed';
+    attempts: number;
+    /**
+     * The HTTP status of the last attempt; null when there was no answer (timeout, connection refused, address refused).
+     */
+    last_response_status: number | null;
+    /**
+     * Why the last attempt failed.
+     */
+    last_error: string | null;
+    last_attempt_at: string | null;
+    /**
+     * When the next attempt is due (pending only).
+     */
+    next_attempt_at: string | null;
+    delivered_at: string | null;
+    created_at: string;
+};
+
+/**
+ * A deleted webhook endpoint.
+ */
+export type WebhookEndpointDeleted = {
+    object: 'webhook_endpoint';
+    id: string;
+    deleted: true;
+};
+
+/**
+ * A webhook endpoint to register.
+ */
+export type CreateWebhookEndpointRequest = {
+    /**
+     * Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).
+     */
+    url: string;
+    /**
+     * A note for people (e.g. which system receives it).
+     */
+    description?: string;
+    /**
+     * The event types to receive (at least one).
+     */
+    event_types: Array<WebhookEventType>;
+};
+
+/**
+ * The JSON body of every webhook POST (Standard Webhooks payload shape). `data` is the resource as its GET returns it at the moment it reached its terminal state (e.g. a Generation or an EditorExport); a signed `url` in it expires like the GET's does (fetch the resource again for a fresh one).
+ */
+export type WebhookEvent = {
+    type: WebhookEventType;
+    /**
+     * When the resource reached its terminal state.
+     */
+    timestamp: string;
+    /**
+     * The resource (its `object` says which kind), as its GET operation returns it.
+     */
+    data: {
+        object: string;
+        /**
+         * The resource id (a UUID, or an integer for videos).
+         */
+        id: string | number;
+        [key: string]: unknown;
+    };
+};
+
+/**
  * An access scope.
  */
 export type Scope = 'generations:read' | 'generations:write' | 'social:read' | 'social:write';
@@ -2188,6 +2336,11 @@ export type EditorVideoId = number;
 export type EditorExportId = string;
 
 /**
+ * Webhook endpoint id (`id` from POST /webhook-endpoints). Another workspace's id answers 404.
+ */
+export type WebhookEndpointId = string;
+
+/**
  * Page size, 1 to 100.
  */
 export type ListLimit = number;
@@ -2381,7 +2534,7 @@ export type CreateGenerationErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -2451,7 +2604,7 @@ export type GetGenerationErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -2510,7 +2663,7 @@ export type CreateSlideshowErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -2584,7 +2737,7 @@ export type GetSlideshowErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -2647,7 +2800,7 @@ export type CreateFacelessVideoErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -2721,7 +2874,7 @@ export type GetVideoErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -3047,7 +3200,7 @@ export type GetEditorVideoErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -3108,7 +3261,7 @@ export type ApplyEditorEditsErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -3177,7 +3330,7 @@ export type ApplyEditorEditsViaPostErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -3243,7 +3396,7 @@ export type AddEditorMediaErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -3309,7 +3462,7 @@ export type ExportEditorVideoErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -3379,7 +3532,7 @@ export type CancelEditorVideoExportErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -3445,7 +3598,7 @@ export type GetEditorVideoExportErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -3564,7 +3717,7 @@ export type UploadEditorMediaErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -3625,7 +3778,7 @@ export type UploadEditorMediaFileErrors = {
      */
     403: ErrorResponse;
     /**
-     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
      */
     404: ErrorResponse;
     /**
@@ -3660,6 +3813,286 @@ export type UploadEditorMediaFileResponses = {
 };
 
 export type UploadEditorMediaFileResponse = UploadEditorMediaFileResponses[keyof UploadEditorMediaFileResponses];
+
+export type ListWebhookEndpointsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/webhook-endpoints';
+};
+
+export type ListWebhookEndpointsErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type ListWebhookEndpointsError = ListWebhookEndpointsErrors[keyof ListWebhookEndpointsErrors];
+
+export type ListWebhookEndpointsResponses = {
+    /**
+     * The workspace's webhook endpoints.
+     */
+    200: WebhookEndpointList;
+};
+
+export type ListWebhookEndpointsResponse = ListWebhookEndpointsResponses[keyof ListWebhookEndpointsResponses];
+
+export type CreateWebhookEndpointData = {
+    body: CreateWebhookEndpointRequest;
+    path?: never;
+    query?: never;
+    url: '/webhook-endpoints';
+};
+
+export type CreateWebhookEndpointErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * payload_too_large: the request body exceeds the operation's size limit (`context.limit_bytes`; declared on each request body as `x-body-limit-bytes`).
+     */
+    413: ErrorResponse;
+    /**
+     * unsupported_media_type: the Content-Type of the request is not one the operation accepts.
+     */
+    415: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type CreateWebhookEndpointError = CreateWebhookEndpointErrors[keyof CreateWebhookEndpointErrors];
+
+export type CreateWebhookEndpointResponses = {
+    /**
+     * The new endpoint with its signing secret (shown once).
+     */
+    200: WebhookEndpointWithSecret;
+};
+
+export type CreateWebhookEndpointResponse = CreateWebhookEndpointResponses[keyof CreateWebhookEndpointResponses];
+
+export type DeleteWebhookEndpointData = {
+    body?: never;
+    path: {
+        /**
+         * Webhook endpoint id (`id` from POST /webhook-endpoints). Another workspace's id answers 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/webhook-endpoints/{id}';
+};
+
+export type DeleteWebhookEndpointErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type DeleteWebhookEndpointError = DeleteWebhookEndpointErrors[keyof DeleteWebhookEndpointErrors];
+
+export type DeleteWebhookEndpointResponses = {
+    /**
+     * The endpoint was deleted.
+     */
+    200: WebhookEndpointDeleted;
+};
+
+export type DeleteWebhookEndpointResponse = DeleteWebhookEndpointResponses[keyof DeleteWebhookEndpointResponses];
+
+export type GetWebhookEndpointData = {
+    body?: never;
+    path: {
+        /**
+         * Webhook endpoint id (`id` from POST /webhook-endpoints). Another workspace's id answers 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/webhook-endpoints/{id}';
+};
+
+export type GetWebhookEndpointErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type GetWebhookEndpointError = GetWebhookEndpointErrors[keyof GetWebhookEndpointErrors];
+
+export type GetWebhookEndpointResponses = {
+    /**
+     * The endpoint with its recent deliveries.
+     */
+    200: WebhookEndpointDetail;
+};
+
+export type GetWebhookEndpointResponse = GetWebhookEndpointResponses[keyof GetWebhookEndpointResponses];
+
+export type RotateWebhookEndpointSecretData = {
+    body?: never;
+    path: {
+        /**
+         * Webhook endpoint id (`id` from POST /webhook-endpoints). Another workspace's id answers 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/webhook-endpoints/{id}/rotate-secret';
+};
+
+export type RotateWebhookEndpointSecretErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type RotateWebhookEndpointSecretError = RotateWebhookEndpointSecretErrors[keyof RotateWebhookEndpointSecretErrors];
+
+export type RotateWebhookEndpointSecretResponses = {
+    /**
+     * The endpoint with its new signing secret (shown once).
+     */
+    200: WebhookEndpointWithSecret;
+};
+
+export type RotateWebhookEndpointSecretResponse = RotateWebhookEndpointSecretResponses[keyof RotateWebhookEndpointSecretResponses];
 
 export type GetHealthData = {
     body?: never;
@@ -3730,3 +4163,12 @@ export type GetReadinessResponses = {
 };
 
 export type GetReadinessResponse = GetReadinessResponses[keyof GetReadinessResponses];
+
+export type ReceiveCompletionEventWebhookPayload = WebhookEvent;
+
+export type ReceiveCompletionEventWebhookRequest = {
+    body: ReceiveCompletionEventWebhookPayload;
+    key: 'completionEvent';
+    path?: never;
+    query?: never;
+};

@@ -61,8 +61,8 @@ export interface JobDeclaration<Data extends object> {
   name: QueueName;
   /** Jobs of this queue one worker process runs at once. */
   concurrency: FromConfig<number>;
-  /** Retries after the first attempt, the first retry's delay in seconds, and exponential backoff. */
-  retry: FromConfig<{ limit: number; delay: number; backoff: boolean }>;
+  /** Retries after the first attempt, the first retry's delay in seconds, and exponential backoff (capped at maxDelay seconds). */
+  retry: FromConfig<{ limit: number; delay: number; backoff: boolean; maxDelay?: number }>;
   /** A job whose worker stops heartbeating this long is retried elsewhere (none: no heartbeat). */
   heartbeatSeconds?: FromConfig<number>;
   /** Longest an attempt may run; then it is aborted and retried (or dead-lettered). */
@@ -185,6 +185,7 @@ export function defineJob<Data extends object>(decl: JobDeclaration<Data>): JobD
           retryLimit: retry.limit,
           retryDelay: retry.delay,
           retryBackoff: retry.backoff,
+          ...(retry.maxDelay !== undefined ? { retryDelayMax: retry.maxDelay } : {}),
           ...(decl.heartbeatSeconds !== undefined ? { heartbeatSeconds: fromConfig(decl.heartbeatSeconds, config) } : {}),
           expireInSeconds: decl.expireInSeconds,
           ...(dead ? { deadLetter: dead } : {}),

@@ -17,6 +17,8 @@ export const QUEUES = {
   referenceAnalysis: 'reference-analysis',
   /** Housekeeping on a schedule. */
   maintenance: 'maintenance',
+  /** Completion webhooks: one job per event and endpoint, retried with backoff for about a day. */
+  webhookDelivery: 'webhook-delivery',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -33,6 +35,7 @@ export const PAYLOAD_VERSIONS: Record<QueueName, number> = {
   [QUEUES.editorExport]: 1,
   [QUEUES.referenceAnalysis]: 1,
   [QUEUES.maintenance]: 1,
+  [QUEUES.webhookDelivery]: 1,
 };
 
 /** The dead-letter queue of a queue: jobs whose every attempt was lost (worker killed, timed out). */
