@@ -22,6 +22,7 @@ import { registerJsonParser } from './json-body.ts';
 import { indexRoutes, noRouteError } from './routes-index.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
 import { clientErrorHandler, registerBodyTimeouts, serverTimeoutOptions } from './timeouts.ts';
+import { registerDocs } from './docs.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -258,6 +259,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
 
   registerOAuth(app, ctx); // the OAuth authorization server /mcp trusts (src/oauth/)
   registerMcp(app, ctx, executor); // /mcp (src/mcp/)
+  registerDocs(app, ctx, `${API_PREFIX}/openapi.json`); // /docs: the API reference page (src/http/docs.ts)
 
   return { app, executor };
 }
