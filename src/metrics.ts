@@ -8,8 +8,16 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 
 export const registry = new Registry();
 
-// Process metrics: CPU, memory, heap, event-loop lag, open handles, GC (prom-client's defaults).
-collectDefaultMetrics({ register: registry });
+let collecting = false;
+/**
+ * Adds prom-client's default process metrics (CPU, memory, heap, event-loop lag, handles, GC),
+ * once per process; called by the processes that serve /metrics (the admin CLI never starts them).
+ */
+export function collectProcessMetrics(): void {
+  if (collecting) return;
+  collecting = true;
+  collectDefaultMetrics({ register: registry });
+}
 
 /** Every HTTP request, when its answer is written: by operationId (a route's pattern for routes outside the contract), method and status. */
 export const httpRequestDuration = new Histogram({

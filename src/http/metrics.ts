@@ -11,7 +11,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { httpRequestDuration, queueDepth, registry } from '../metrics.ts';
+import { collectProcessMetrics, httpRequestDuration, queueDepth, registry } from '../metrics.ts';
 
 export const METRICS_PATH = '/metrics';
 /** Queue counts are reused for this long. */
@@ -63,6 +63,7 @@ export function registerMetrics(app: FastifyInstance, ctx: AppContext): void {
 
   const token = ctx.config.metricsToken;
   if (!token) return;
+  collectProcessMetrics();
   const expected = digest(token);
   const refreshQueueDepth = queueDepthReader(ctx);
   app.get(METRICS_PATH, async (req, reply) => {
