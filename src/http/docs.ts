@@ -7,8 +7,8 @@
 // Everything the page loads comes from this server: the plugin serves Scalar's bundled script at
 // /docs/js/scalar.js (its `cdn` option left unset, so the HTML's <script src> is that relative
 // path and never jsDelivr), the default web fonts are turned off (they come from fonts.scalar.com),
-// and so are telemetry, the developer toolbar and the "Ask AI"/MCP extras (Scalar's services). The Content-Security-Policy
-// makes that a rule the browser enforces:
+// and so are telemetry, the developer toolbar and the "Ask AI"/MCP extras (Scalar's services).
+// The Content-Security-Policy makes that a rule the browser enforces:
 //   default-src 'none'            nothing that is not allowed below
 //   script-src 'self' 'sha256-…'  the bundled script, and the page's one inline start-up script by
 //                                 its hash (no 'unsafe-inline', no 'unsafe-eval': Scalar needs neither)
