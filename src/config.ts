@@ -23,6 +23,8 @@ export interface Config {
   /** HMAC secret of signed media URLs; unset: one generated and kept in the database (shared by every node). */
   mediaSigningSecret: string | undefined;
   mediaUrlTtlSeconds: number;
+  /** Bearer token of GET /metrics (at least 16 characters); unset: no /metrics route (404). */
+  metricsToken: string | undefined;
   rateLimitGenerations: number;
   rateLimitWindowSeconds: number;
   /** Media imports from a URL (MCP tool upload_editor_media_from_url) a workspace may make per window. */
@@ -270,6 +272,13 @@ function jobConcurrency(env: NodeJS.ProcessEnv): Pick<Config, 'imageConcurrency'
   };
 }
 
+/** METRICS_TOKEN: unset or empty means no /metrics; a short one is refused (it guards the process's internals). */
+function metricsToken(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) throw new Error('Environment variable METRICS_TOKEN must be at least 16 characters without spaces');
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -293,6 +302,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demoWorkspace: bool(env, 'DEMO_WORKSPACE', true),
     mediaSigningSecret: env.MEDIA_SIGNING_SECRET || undefined,
     mediaUrlTtlSeconds: int(env, 'MEDIA_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
+    metricsToken: metricsToken(env.METRICS_TOKEN),
     rateLimitGenerations: int(env, 'RATE_LIMIT_GENERATIONS', 60, 1),
     rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 24 * 3600),
     rateLimitMediaImports: int(env, 'RATE_LIMIT_MEDIA_IMPORTS', 30, 1),

@@ -12,6 +12,7 @@ import { createLogger, type AppLogger } from './logger.ts';
 import { readiness } from './services/platform/health.ts';
 import { connect, openDatabase, type Database } from './db/client.ts';
 import { buildApp } from './http/app.ts';
+import { buildMetricsOnlyApp } from './http/metrics.ts';
 import { bindHandlers } from './operations/registry.ts';
 import { startBoss, startWorkers } from './jobs/boss.ts';
 import { jobQueue } from './jobs/queue.ts';
@@ -27,7 +28,7 @@ export interface Service {
   ctx: AppContext;
   database: Database;
   boss: PgBoss | undefined;
-  /** The address the API listens on, e.g. http://127.0.0.1:3000 (undefined for workers only). */
+  /** The address the API listens on, e.g. http://127.0.0.1:3000 (workers only: their /metrics, when METRICS_TOKEN is set; else undefined). */
   address: string | undefined;
   stop(): Promise<void>;
 }
@@ -116,8 +117,9 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       }),
     };
     checkSignal();
-    if (api) {
-      app = buildApp({ ctx, handlers, logger: log }).app;
+    // A worker process with METRICS_TOKEN listens too, for GET /metrics alone (src/http/metrics.ts).
+    app = api ? buildApp({ ctx, handlers, logger: log }).app : config.metricsToken ? buildMetricsOnlyApp(ctx, log) : undefined;
+    if (app) {
       await app.listen({ port: config.port, host: config.host });
       const addr = app.server.address();
       address = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;

@@ -22,6 +22,8 @@ import { registerJsonParser } from './json-body.ts';
 import { indexRoutes, noRouteError } from './routes-index.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
 import { clientErrorHandler, registerBodyTimeouts, serverTimeoutOptions } from './timeouts.ts';
+import { registerDocs } from './docs.ts';
+import { registerMetrics } from './metrics.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -137,6 +139,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
   const routes = indexRoutes(app); // for the 405 of a known path with a wrong method
   registerBodyTimeouts(app, ctx.config.timeouts, sendError);
   registerJsonParser(app);
+  registerMetrics(app, ctx); // request timing for every route, and GET /metrics (src/http/metrics.ts)
 
   app.setValidatorCompiler(() => {
     throw new Error('Route schemas are not used: requests are validated by the executor with the generated AJV validators');
@@ -258,6 +261,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
 
   registerOAuth(app, ctx); // the OAuth authorization server /mcp trusts (src/oauth/)
   registerMcp(app, ctx, executor); // /mcp (src/mcp/)
+  registerDocs(app, ctx, `${API_PREFIX}/openapi.json`); // /docs: the API reference page (src/http/docs.ts)
 
   return { app, executor };
 }
