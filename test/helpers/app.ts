@@ -12,6 +12,7 @@ import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
 import { createOrganization, type Plan } from '../../src/services/workspaces/organizations.ts';
 import { checkResponse } from './contract.ts';
 import { createTestDatabase } from './db.ts';
+import { startS3, type TestS3 } from './s3.ts';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -34,6 +35,8 @@ export interface RequestOptions {
 
 export interface TestApp {
   url: string;
+  /** The S3 server storage uses (STORAGE=s3 from TEST_STORAGE=s3), else undefined. */
+  s3: TestS3 | undefined;
   service: Service;
   databaseUrl: string;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
@@ -65,7 +68,10 @@ export async function startTestApp(t: Test, env: Record<string, string> = {}, op
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   // A known port, so PUBLIC_BASE_URL (signed media URLs) points at this very server.
   const port = await freePort();
+  // TEST_STORAGE=s3 runs a test file's apps on S3 storage (a fresh s3rver each), unless it sets STORAGE itself.
+  const s3 = process.env.TEST_STORAGE === 's3' && env.STORAGE === undefined ? await startS3(t) : undefined;
   const config = loadConfig({
+    ...s3?.env,
     DATABASE_URL: databaseUrl,
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -125,5 +131,5 @@ export async function startTestApp(t: Test, env: Record<string, string> = {}, op
     return { orgId: org.id, key: key.key, keyId: key.id };
   };
 
-  return { url, service, databaseUrl, request, workspace };
+  return { url, s3, service, databaseUrl, request, workspace };
 }
