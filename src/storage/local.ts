@@ -50,6 +50,9 @@ export function localStorage({ root, signer }: LocalStorageOptions): Storage {
         await fs.rename(tmp, target);
       } catch (err) {
         await fs.rm(tmp, { force: true });
+        // A full or failing disk is an outage (503 to clients), not a fault of the request.
+        const code = (err as { code?: string }).code ?? '';
+        if (['ENOSPC', 'EDQUOT', 'EROFS', 'EIO'].includes(code)) throw new StorageUnavailable(`Storage: the media folder ${root} cannot take the object: ${code}`, { cause: err });
         throw err;
       }
       const { size } = await fs.stat(target);

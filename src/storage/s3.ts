@@ -39,12 +39,26 @@ export interface S3Config {
 
 /** Parts of one multipart upload in flight at once (so one upload buffers at most this many parts). */
 const UPLOAD_QUEUE_SIZE = 4;
+/** Connections to S3 at once (each streamed read holds one until its client has the bytes). */
+const MAX_SOCKETS = 256;
+/** Connecting to S3 gives up after this; a connection silent this long is closed. */
+const CONNECT_TIMEOUT_MS = 5_000;
+const SOCKET_IDLE_TIMEOUT_MS = 120_000;
 /** Buffers up to this size are stored with one PutObject. */
 const SINGLE_PUT_MAX = 5 * 1024 * 1024;
 
 const statusOf = (err: unknown) => (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
 const isMissing = (err: unknown) =>
   (err instanceof S3ServiceException && (err.name === 'NoSuchKey' || err.name === 'NotFound')) || statusOf(err) === 404;
+
+/** Network failures of a request (after the SDK's own retries) and 5xx/429 answers: S3 is unreachable or overloaded. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'TimeoutError', 'RequestTimeout']);
+const isOutage = (err: unknown) => {
+  const status = statusOf(err);
+  if (status !== undefined) return status >= 500 || status === 429;
+  const e = err as { code?: string; name?: string } | null;
+  return NETWORK_CODES.has(e?.code ?? '') || NETWORK_CODES.has(e?.name ?? '');
+};
 
 /** Counts the bytes flowing through (the size of a streamed upload). */
 function counter(): Transform & { bytes: number } {
@@ -63,6 +77,12 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
     region: cfg.region,
     ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
     forcePathStyle: cfg.forcePathStyle,
+    requestHandler: {
+      connectionTimeout: CONNECT_TIMEOUT_MS,
+      socketTimeout: SOCKET_IDLE_TIMEOUT_MS,
+      httpAgent: { keepAlive: true, maxSockets: MAX_SOCKETS },
+      httpsAgent: { keepAlive: true, maxSockets: MAX_SOCKETS },
+    },
     ...(cfg.accessKeyId && cfg.secretAccessKey ? { credentials: { accessKeyId: cfg.accessKeyId, secretAccessKey: cfg.secretAccessKey } } : {}),
     // Checksums only where S3 requires them: many S3-compatible services refuse the newer
     // flexible-checksum trailers (TLS and the Content-MD5/ETag of each part still guard the bytes).
@@ -74,8 +94,18 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
     assertKey(key);
     return `${cfg.prefix}${key}`;
   };
+  const where = `bucket "${Bucket}"${cfg.endpoint ? ` at ${cfg.endpoint}` : ` in ${cfg.region}`}`;
+  /** A missing object as ObjectNotFound, an unreachable S3 as StorageUnavailable (503 to clients), anything else as is. */
+  const mapped = (key: string | undefined, err: unknown): unknown => {
+    if (key !== undefined && isMissing(err)) return new ObjectNotFound(key);
+    if (isOutage(err)) return new StorageUnavailable(`Storage: S3 ${where} cannot be reached: ${(err as Error)?.name}: ${(err as Error)?.message}`, { cause: err });
+    return err;
+  };
   const mapMissing = (key: string) => (err: unknown): never => {
-    throw isMissing(err) ? new ObjectNotFound(key) : err;
+    throw mapped(key, err);
+  };
+  const mapOutage = (err: unknown): never => {
+    throw mapped(undefined, err);
   };
   const get = (key: string, range?: { start: number; end: number }) =>
     client
@@ -85,7 +115,7 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
   async function stat(key: string): Promise<ObjectInfo | undefined> {
     const head = await client.send(new HeadObjectCommand({ Bucket, Key: objectKey(key) })).catch((err) => {
       if (isMissing(err)) return undefined;
-      throw err;
+      return mapOutage(err);
     });
     if (!head) return undefined;
     return {
@@ -96,13 +126,12 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
     };
   }
 
-  const where = `bucket "${Bucket}"${cfg.endpoint ? ` at ${cfg.endpoint}` : ` in ${cfg.region}`}`;
   return {
     kind: 's3',
     async put(key, source, contentType) {
       const Key = objectKey(key);
       if (Buffer.isBuffer(source) && source.length <= SINGLE_PUT_MAX) {
-        await client.send(new PutObjectCommand({ Bucket, Key, Body: source, ContentType: contentType, ContentLength: source.length }));
+        await client.send(new PutObjectCommand({ Bucket, Key, Body: source, ContentType: contentType, ContentLength: source.length })).catch(mapOutage);
         return { key, bytes: source.length, contentType };
       }
       let bytes: number;
@@ -123,7 +152,7 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
       }
       const upload = new Upload({ client, params: { Bucket, Key, Body, ContentType: contentType }, partSize: cfg.partSizeBytes, queueSize: UPLOAD_QUEUE_SIZE, leavePartsOnError: false });
       try {
-        await upload.done();
+        await upload.done().catch(mapOutage);
       } finally {
         if (Body instanceof Readable) Body.destroy();
       }
@@ -164,13 +193,13 @@ export function s3Storage(cfg: S3Config, signer: UrlSigner): Storage {
     async delete(key) {
       // S3 answers 204 for a missing key too.
       await client.send(new DeleteObjectCommand({ Bucket, Key: objectKey(key) })).catch((err) => {
-        if (!isMissing(err)) throw err;
+        if (!isMissing(err)) mapOutage(err);
       });
     },
     async *list(prefix) {
       let ContinuationToken: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: `${cfg.prefix}${prefix}`, ContinuationToken }));
+        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: `${cfg.prefix}${prefix}`, ContinuationToken })).catch(mapOutage);
         for (const o of page.Contents ?? []) {
           if (!o.Key) continue;
           yield { key: o.Key.slice(cfg.prefix.length), bytes: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0) };

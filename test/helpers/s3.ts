@@ -20,6 +20,8 @@ export interface TestS3 {
   env: Record<string, string>;
   /** Method and URL (path and query) of every request the server received, in order. */
   requests: string[];
+  /** Stops the server (an S3 outage); the folder stays until teardown. */
+  stop(): Promise<void>;
   /** Keys (with their sizes) of the bucket's objects under `prefix`, read back over the S3 API. */
   list(prefix?: string): Promise<{ key: string; bytes: number }[]>;
 }
@@ -36,10 +38,16 @@ export async function startS3(t: Test, opts: { bucket?: string; buckets?: string
   server.httpServer.on('request', (req) => requests.push(`${req.method} ${req.url}`));
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: CREDENTIALS });
-  t.teardown(async () => {
-    client.destroy();
+  let running = true;
+  const stop = async () => {
+    if (!running) return;
+    running = false;
     server.httpServer.closeAllConnections();
     await server.close();
+  };
+  t.teardown(async () => {
+    client.destroy();
+    await stop();
     fs.rmSync(directory, { recursive: true, force: true });
   });
   return {
@@ -55,6 +63,7 @@ export async function startS3(t: Test, opts: { bucket?: string; buckets?: string
       S3_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
     },
     requests,
+    stop,
     async list(prefix = '') {
       const out: { key: string; bytes: number }[] = [];
       let ContinuationToken: string | undefined;

@@ -178,3 +178,23 @@ t.test('npm start with a missing bucket exits 78 with a message naming the bucke
   t.match(stderr, /Storage: S3 bucket "no-such-bucket" at http:\/\/127\.0\.0\.1:\d+ \(S3_BUCKET\) does not exist; create it first/);
   t.notMatch(stderr, /\n\s+at /, 'a message, not a stack trace');
 });
+
+t.test('S3 unreachable: uploads and media URLs answer 503 service_unavailable, retryable', async (t) => {
+  const own = await startS3(t);
+  const a = await startTestApp(t, { ...own.env });
+  const w = await a.workspace();
+  const png = await (await import('sharp')).default({ create: { width: 8, height: 8, channels: 3, background: '#123456' } }).png().toBuffer();
+  const up = await a.request('POST', '/api/v1/editor/media', { key: w.key, body: { media: { filename: 'a.png', content_type: 'image/png', data: png.toString('base64') } } });
+  t.equal(up.status, 200, up.text);
+  await own.stop();
+  const media = await fetch(up.body.media.url);
+  t.equal(media.status, 503);
+  t.equal(media.headers.get('retry-after'), '5');
+  t.match(await media.json(), { error: { code: 'service_unavailable', retryable: true } });
+  const again = await a.request('POST', '/api/v1/editor/media', { key: w.key, body: { media: { filename: 'b.png', content_type: 'image/png', data: png.toString('base64') } } });
+  t.equal(again.status, 503, again.text);
+  t.match(again.body, { error: { code: 'service_unavailable', retryable: true } });
+  t.equal(again.headers.get('retry-after'), '5');
+  const [{ n }] = await a.service.ctx.sql`select count(*)::int as n from media where org_id = ${w.orgId}`;
+  t.equal(n, 1, 'no row for the upload that could not be stored');
+});

@@ -170,6 +170,27 @@ t.test('s3: start-up check of a missing bucket fails with a message naming it', 
   t.match((err as Error).message, /S3 bucket "no-such-bucket" at http:\/\/127\.0\.0\.1:\d+ \(S3_BUCKET\) does not exist; create it first/);
 });
 
+t.test('s3: an unreachable S3 is StorageUnavailable (503 to clients), not a missing object', async (t) => {
+  const { storage, s3 } = await backend(t, 's3');
+  await storage.put('generations/org-1/x.png', Buffer.from('png'), 'image/png');
+  await s3!.stop();
+  const calls: [string, () => Promise<unknown>][] = [
+    ['put', () => storage.put('generations/org-1/y.png', Buffer.from('png'), 'image/png')],
+    ['put (stream)', () => storage.put('generations/org-1/y.png', Readable.from([randomBytes(9 * 1024 * 1024)]), 'image/png')],
+    ['stat', () => storage.stat('generations/org-1/x.png')],
+    ['exists', () => storage.exists('generations/org-1/x.png')],
+    ['size', () => storage.size('generations/org-1/x.png')],
+    ['readBuffer', () => storage.readBuffer('generations/org-1/x.png')],
+    ['delete', () => storage.delete('generations/org-1/x.png')],
+    ['list', () => keys(storage, 'generations/')],
+  ];
+  for (const [what, call] of calls) {
+    const err = await call().then(() => undefined, (e: unknown) => e);
+    t.ok(err instanceof StorageUnavailable, `${what}: StorageUnavailable (${(err as Error)?.message})`);
+    t.notOk(isNotFound(err), `${what}: not a not-found`);
+  }
+});
+
 t.test('configuration: STORAGE and the S3 variables are checked', async (t) => {
   t.same(loadConfig({}).storage, { kind: 'local' }, 'local by default');
   t.throws(() => loadConfig({ STORAGE: 'gcs' }), /STORAGE must be "local" or "s3"/);
