@@ -7,7 +7,7 @@ import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { sampleFor, sampleStore } from '../media/catalog-samples.ts';
 import { PREVIEW_PREFIX } from '../services/catalog/catalog.ts';
-import { MEDIA_PREFIX, type ByteRange, type Storage } from '../storage/index.ts';
+import { MEDIA_PREFIX, StorageUnavailable, type ByteRange, type Storage } from '../storage/index.ts';
 
 type SendError = (reply: FastifyReply, err: ApiError) => FastifyReply;
 
@@ -75,7 +75,12 @@ export function registerStoredMedia(app: FastifyInstance, ctx: AppContext, sendE
     method: ['GET', 'HEAD'],
     url: `${MEDIA_PREFIX}*`,
     handler: async (req, reply) => {
-      const key = decodeURIComponent((req.params as { '*': string })['*']);
+      let key: string;
+      try {
+        key = decodeURIComponent((req.params as { '*': string })['*']);
+      } catch {
+        key = ''; // not a key any URL was signed for: refused below
+      }
       const q = req.query as { expires?: string; signature?: string };
       const verdict = ctx.storage.verify(key, q.expires, q.signature);
       if (verdict !== 'ok') {
@@ -100,6 +105,10 @@ export function registerCatalogSamples(app: FastifyInstance, ctx: AppContext, se
     try {
       key = await store.ensure(sample);
     } catch (err) {
+      if (err instanceof StorageUnavailable) {
+        req.log.error({ err: { message: err.message }, sample: rel }, 'media storage failed');
+        return sendError(reply, storageDown());
+      }
       ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, sample: rel }, 'catalog sample could not be made');
       return sendError(reply, new ApiError('server_error', 'This preview could not be made just now; retry shortly'));
     }

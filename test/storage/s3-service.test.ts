@@ -93,6 +93,8 @@ t.test('an editor upload lives in the bucket and comes back through the signed U
   const refused = await fetch(tampered);
   t.equal(refused.status, 403, 'another key with this signature is refused');
   t.match(await refused.json(), { error: { code: 'forbidden' } });
+  const garbled = await fetch(`${app.url}/media/editor-media/a%25zz.mp4?expires=1&signature=x`);
+  t.equal(garbled.status, 403, 'a key that does not decode is refused, not a 500');
 
   // Deleted from the bucket behind the service's back: 404 in the envelope.
   await app.service.ctx.storage.delete(objects[0].key);
@@ -195,6 +197,9 @@ t.test('S3 unreachable: uploads and media URLs answer 503 service_unavailable, r
   t.equal(again.status, 503, again.text);
   t.match(again.body, { error: { code: 'service_unavailable', retryable: true } });
   t.equal(again.headers.get('retry-after'), '5');
+  const sample = await fetch(`${a.url}/static/previews/avatars/chloe-beauty.mp4`);
+  t.equal(sample.status, 503, 'a catalog sample cannot be looked up either: 503');
+  t.match(await sample.json(), { error: { code: 'service_unavailable', retryable: true } });
   const [{ n }] = await a.service.ctx.sql`select count(*)::int as n from media where org_id = ${w.orgId}`;
   t.equal(n, 1, 'no row for the upload that could not be stored');
 });
