@@ -62,14 +62,23 @@ export interface TestAppOptions {
   databaseUrl?: string;
 }
 
+const s3ByDatabase = new Map<string, Promise<TestS3>>();
+
 export async function startTestApp(t: Test, env: Record<string, string> = {}, opts: TestAppOptions = {}): Promise<TestApp> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase(t));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-data-'));
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   // A known port, so PUBLIC_BASE_URL (signed media URLs) points at this very server.
   const port = await freePort();
-  // TEST_STORAGE=s3 runs a test file's apps on S3 storage (a fresh s3rver each), unless it sets STORAGE itself.
-  const s3 = process.env.TEST_STORAGE === 's3' && env.STORAGE === undefined ? await startS3(t) : undefined;
+  // TEST_STORAGE=s3 runs a test file's apps on S3 storage, unless it sets STORAGE itself: an s3rver
+  // per database, so apps sharing a database (several nodes) share a bucket, as in production.
+  // Processes a test spawns get it from `app.s3.env`.
+  let s3: TestS3 | undefined;
+  if (process.env.TEST_STORAGE === 's3' && env.STORAGE === undefined) {
+    let started = s3ByDatabase.get(databaseUrl);
+    if (!started) s3ByDatabase.set(databaseUrl, (started = startS3(t)));
+    s3 = await started;
+  }
   const config = loadConfig({
     ...s3?.env,
     DATABASE_URL: databaseUrl,
