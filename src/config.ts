@@ -2,6 +2,7 @@
 // Every variable is documented in the README's configuration table.
 import os from 'node:os';
 import path from 'node:path';
+import type { S3Config } from './storage/s3.ts';
 
 export interface Config {
   port: number;
@@ -77,6 +78,8 @@ export interface Config {
   timeouts: TimeoutConfig;
   /** Completion webhooks: delivery retries, timeout and worker slots. */
   webhooks: WebhookConfig;
+  /** Where stored media live (STORAGE): DATA_DIR/media, or an S3-compatible bucket (src/storage/). */
+  storage: StorageConfig;
 }
 
 export interface WebhookConfig {
@@ -90,6 +93,8 @@ export interface WebhookConfig {
   /** Deliveries a worker process sends at once. */
   concurrency: number;
 }
+
+export type StorageConfig = { kind: 'local' } | { kind: 's3'; s3: S3Config };
 
 export interface TimeoutConfig {
   /** The request line and headers must arrive within this (Node's headersTimeout). */
@@ -215,6 +220,40 @@ function writerConfig(env: NodeJS.ProcessEnv): WriterConfig {
     apiKey: env.SCRIPT_PROVIDER_API_KEY || undefined,
     model: env.SCRIPT_MODEL || 'gpt-4o-mini',
     timeoutMs: int(env, 'SCRIPT_PROVIDER_TIMEOUT_MS', 60_000, 1000, 600_000),
+  };
+}
+
+function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
+  const kind = (env.STORAGE || 'local').trim().toLowerCase();
+  if (kind === 'local') return { kind };
+  if (kind !== 's3') throw new Error(`Environment variable STORAGE must be "local" or "s3", got "${env.STORAGE}"`);
+  const bucket = env.S3_BUCKET?.trim();
+  if (!bucket) throw new Error('STORAGE=s3 needs S3_BUCKET (the name of an existing bucket)');
+  const endpoint = env.S3_ENDPOINT ? env.S3_ENDPOINT.replace(/\/+$/, '') : undefined;
+  if (endpoint) {
+    try {
+      if (!/^https?:$/.test(new URL(endpoint).protocol)) throw new Error('scheme');
+    } catch {
+      throw new Error(`Environment variable S3_ENDPOINT must be an http(s) URL, got "${env.S3_ENDPOINT}"`);
+    }
+  }
+  const accessKeyId = env.S3_ACCESS_KEY_ID || undefined;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY || undefined;
+  if (!accessKeyId !== !secretAccessKey) throw new Error('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither (the AWS SDK default credential chain)');
+  const prefix = (env.S3_PREFIX ?? '').replace(/^\/+|\/+$/g, '');
+  if (prefix && !/^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/.test(prefix)) throw new Error(`Environment variable S3_PREFIX must be a key prefix of letters, digits, "._/-", got "${env.S3_PREFIX}"`);
+  return {
+    kind,
+    s3: {
+      bucket,
+      region: env.S3_REGION || 'us-east-1',
+      endpoint,
+      forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+      accessKeyId,
+      secretAccessKey,
+      prefix: prefix ? `${prefix}/` : '',
+      partSizeBytes: int(env, 'S3_PART_SIZE_MB', 8, 5, 5120) * 1024 * 1024,
+    },
   };
 }
 
@@ -346,5 +385,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
       concurrency: int(env, 'WEBHOOK_CONCURRENCY', 4, 1, 64),
     },
+    storage: storageConfig(env),
   };
 }

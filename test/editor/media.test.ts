@@ -38,9 +38,11 @@ async function mediaCount(a: TestApp, orgId: string): Promise<number> {
   const [row] = await a.service.ctx.sql`select count(*)::int as n from media where org_id = ${orgId}`;
   return row.n;
 }
-function storedFiles(a: TestApp, orgId: string): string[] {
-  const dir = path.join(a.service.ctx.config.dataDir, 'media', 'editor-media', orgId);
-  return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+/** Names of the workspace's stored editor media, read through storage (whatever its backend). */
+async function storedFiles(a: TestApp, orgId: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const o of a.service.ctx.storage.list(`editor-media/${orgId}/`)) names.push(path.basename(o.key));
+  return names;
 }
 function multipart(fields: Record<string, string>, file?: { name?: string; filename: string; type: string; body: Buffer }) {
   const boundary = `----editor${Math.random().toString(16).slice(2)}`;
@@ -102,7 +104,7 @@ t.test('refused uploads are 400 with a clear message, and nothing is stored', as
   t.equal(missingProject.status, 404);
   t.equal(missingProject.body.error.context.field, 'body.video_id');
   t.equal(await mediaCount(app, own.orgId), 0, 'no media row');
-  t.same(storedFiles(app, own.orgId), [], 'no stored file');
+  t.same(await storedFiles(app, own.orgId), [], 'no stored file');
 });
 
 t.test('multipart uploads stream the file part; fields are validated like JSON', async (t) => {
@@ -116,7 +118,7 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
   t.match(res.body.editor_item, { type: 'video', media_id: res.body.media.id, from_seconds: 1, duration_seconds: 1.5, fit: 'contain', audio_role: 'source_video' });
   t.equal(res.body.video_id, project.id);
   t.equal(res.body.version, 2);
-  const stored = fs.readFileSync(path.join(app.service.ctx.config.dataDir, 'media', 'editor-media', own.orgId, `${res.body.media.id}.mp4`));
+  const stored = await app.service.ctx.storage.readBuffer(`editor-media/${own.orgId}/${res.body.media.id}.mp4`);
   t.same(stored, video, 'the streamed bytes were stored intact');
 
   const before = await mediaCount(app, own.orgId);
@@ -137,7 +139,7 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
     }
   }
   t.equal(await mediaCount(app, own.orgId), before, 'no media row for any refusal');
-  t.equal(storedFiles(app, own.orgId).length, before, 'no stored file for any refusal');
+  t.equal((await storedFiles(app, own.orgId)).length, before, 'no stored file for any refusal');
   const tmp = path.join(app.service.ctx.config.dataDir, 'tmp');
   t.same(fs.existsSync(tmp) ? fs.readdirSync(tmp) : [], [], 'no temporary file left behind');
 
