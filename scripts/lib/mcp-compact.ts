@@ -122,6 +122,8 @@ export const COMPACT_LEVELS: CompactOptions[] = [
   { topDescription: 160, nestedDescription: 120, descriptionDepth: 4, patterns: false },
   { topDescription: 140, nestedDescription: 80, descriptionDepth: 3, patterns: false },
   { topDescription: 120, nestedDescription: 0, descriptionDepth: 1, patterns: false },
+  { topDescription: 90, nestedDescription: 0, descriptionDepth: 1, patterns: false },
+  { topDescription: 64, nestedDescription: 0, descriptionDepth: 1, patterns: false },
 ];
 
 /** Subschemas at least this large (bytes of JSON) are written once per tool; a repeat points at the first. */

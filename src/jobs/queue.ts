@@ -17,6 +17,8 @@ export const QUEUES = {
   referenceAnalysis: 'reference-analysis',
   /** Housekeeping on a schedule. */
   maintenance: 'maintenance',
+  /** Completion webhooks: one job per event and endpoint, retried with backoff for about a day. */
+  webhookDelivery: 'webhook-delivery',
   /** Slideshows: copy, slide images, editor project and carousel MP4. */
   slideshow: 'slideshow',
 } as const;
@@ -35,6 +37,7 @@ export const PAYLOAD_VERSIONS: Record<QueueName, number> = {
   [QUEUES.editorExport]: 1,
   [QUEUES.referenceAnalysis]: 1,
   [QUEUES.maintenance]: 1,
+  [QUEUES.webhookDelivery]: 1,
   [QUEUES.slideshow]: 1,
 };
 

@@ -15,6 +15,7 @@ import type { McpToolRow } from '../operations/operation-index.ts';
 import type { Reply } from '../operations/types.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
+import { mcpToolCalls } from '../metrics.ts';
 
 export type { McpToolRow };
 
@@ -231,7 +232,15 @@ export interface ToolDeps {
  * Runs one tool call; never throws for ApiErrors (they are results). When the structured content
  * is a reply the executor serialised already (the catalog), `onJson` gets that value and its bytes.
  */
-export async function runTool(
+export async function runTool(...args: Parameters<typeof callTool>): Promise<CallToolResult> {
+  const result = await callTool(...args);
+  // By tool and outcome (src/metrics.ts): "success", or the error code of the result.
+  const code = result.isError ? (result.structuredContent as { error?: { code?: unknown } } | undefined)?.error?.code : undefined;
+  mcpToolCalls.inc({ tool: args[1].name, outcome: result.isError ? (typeof code === 'string' ? code : 'error') : 'success' });
+  return result;
+}
+
+async function callTool(
   deps: ToolDeps,
   tool: McpToolRow,
   args: Record<string, unknown>,
