@@ -11,7 +11,7 @@ import fs from 'node:fs/promises';
 import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
 import t from 'tap';
-import { brandKits, customAvatars, media, referenceInspirations, slideshows } from '../../src/db/schema/index.ts';
+import { brandKits, customAvatars, media, referenceInspirations, slideshows, webhookEndpoints } from '../../src/db/schema/index.ts';
 import { slideshowJob, SLIDE_SECONDS } from '../../src/jobs/slideshow-job.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
 import { slideGeometry } from '../../src/providers/render/slide.ts';
@@ -223,6 +223,14 @@ const [kit] = await rdb
   .values({ orgId: rws.orgId, brandId: 1, kitName: 'Acme', kitData: { colors: ['#123456', '#FFCC00'], logo_url: `${base}/yellow-logo.png`, fonts: ['Merriweather Serif'] } })
   .returning();
 
+// A webhook endpoint subscribed to slideshow events (on loopback, where nothing answers: the
+// events are recorded in the terminal transaction whatever becomes of their delivery).
+const endpoint = async (orgId: string) =>
+  rdb.insert(webhookEndpoints).values({ orgId, url: 'https://127.0.0.1:9/hooks', eventTypes: ['slideshow.completed', 'slideshow.failed'], secret: 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXQ=' });
+await endpoint(rws.orgId);
+const eventsOf = async (id: string) =>
+  (await renderApp.service.ctx.sql`select type, body from webhook_events where resource_id = ${id} order by created_at`).map((e) => ({ type: e.type as string, body: JSON.parse(e.body) }));
+
 /** A ready reference whose stored image is one solid colour. */
 async function reference(templateSlug: string, colour: string) {
   const stored = await renderApp.service.ctx.storage.put(`refs/${rws.orgId}/${templateSlug}.png`, await solid(colour), 'image/png');
@@ -308,6 +316,12 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
   t.match(probed, { width: 1080, height: 1350 });
   t.ok(Math.abs(probed.duration_seconds! - 3 * SLIDE_SECONDS) < 0.5, `duration ${probed.duration_seconds} ≈ ${3 * SLIDE_SECONDS}`);
 
+  // The completion event, written with the terminal state: the slideshow as GET returns it.
+  const events = await eventsOf(q.slideshow_id);
+  t.same(events.map((e) => e.type), ['slideshow.completed']);
+  t.match(events[0].body.data, { object: 'slideshow', id: q.slideshow_id, status: 'completed', video_id: body.video_id, progress: 100 });
+  t.equal(events[0].body.data.slides.length, 3);
+
   // Charged once, for three slides.
   const [row] = await rdb.select().from(slideshows).where(eq(slideshows.id, q.slideshow_id));
   t.equal(row.credits, 3 * PER_SLIDE);
@@ -333,6 +347,7 @@ t.test('a 4:5 carousel with a brand kit, product, avatar image and overlays', as
     const again = (await renderApp.request('GET', `/api/v1/slideshows/${q.slideshow_id}`, { key: rws.key })).body;
     t.equal(again.status, 'completed');
     t.same(again.slides.map((s: { text: string }) => s.text), body.slides.map((s: { text: string }) => s.text), 'the same copy');
+    t.same((await eventsOf(q.slideshow_id)).map((e) => e.type), ['slideshow.completed'], 'one completion event');
   });
 });
 
@@ -390,6 +405,7 @@ t.test('1:1 in Spanish with a photo-dump reference: full-bleed product, other wo
 
 t.test('a product URL that stops serving an image: error, refunded once', async (t) => {
   const ws = await renderApp.workspace({ credits: 100 });
+  await endpoint(ws.orgId);
   const res = await renderApp.request('POST', '/api/v1/slideshows', { key: ws.key, body: { prompt: PROMPT, slide_count: 3, product_image_urls: [`${base}/garbage.png`] } });
   t.equal(res.status, 200);
   t.equal(res.body.remaining_credits, 100 - 3 * PER_SLIDE, 'charged when queued');
@@ -401,6 +417,9 @@ t.test('a product URL that stops serving an image: error, refunded once', async 
   t.equal(await ledgerSum(renderApp.service.ctx.db, ws.orgId), 100, 'one charge and one refund in the ledger');
   const [{ n }] = await renderApp.service.ctx.sql`select count(*)::int as n from credit_ledger where org_id = ${ws.orgId} and reason = 'slideshow_refund'`;
   t.equal(n, 1, 'refunded exactly once');
+  const events = await eventsOf(res.body.slideshow_id);
+  t.same(events.map((e) => e.type), ['slideshow.failed'], 'the failure event');
+  t.match(events[0].body.data, { object: 'slideshow', status: 'error', error: { code: 'input_unavailable' } });
 });
 
 t.test('MCP: create_slideshow and get_slideshow through the one executor', async (t) => {

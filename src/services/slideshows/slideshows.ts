@@ -1,5 +1,7 @@
 // Slideshows: queueing one through the charged command (checks and price, the slideshow row, its
-// editor project and its job in one transaction), reading one, and the worker-side state changes.
+// editor project and its job in one transaction), reading one, and the worker-side state changes
+// (the terminal ones write the slideshow.completed / slideshow.failed webhook event in their
+// transaction).
 // Every worker step is safe to run twice (jobs are delivered at least once): the copy is stored
 // once and reused, a slide already recorded is not rendered again, the project is filled once
 // (project_version), and completion and failure are conditional updates (failure refunds once).
@@ -12,8 +14,9 @@ import { notFound } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { SlideCopy } from '../../providers/writer/types.ts';
 import { runChargedCommand } from '../billing/charged-command.ts';
-import { applyCreditChange } from '../billing/credits.ts';
+import { applyCreditChange, type Tx } from '../billing/credits.ts';
 import { emptyTimeline, type Timeline } from '../editor/model.ts';
+import { recordTerminalEvent } from '../webhooks/events.ts';
 import { resolveSlideshow, type CreateSlideshowBody, type ResolvedSlideshow, type SlideshowSpec } from './slideshow-requests.ts';
 
 type S = components['schemas'];
@@ -81,15 +84,15 @@ export function createSlideshow(ctx: AppContext, orgId: string, body: CreateSlid
   });
 }
 
-export async function getSlideshow(ctx: AppContext, orgId: string, id: string): Promise<SlideshowView> {
-  const [row] = await ctx.db
+export async function getSlideshow(ctx: AppContext, orgId: string, id: string, db: AppContext['db'] | Tx = ctx.db): Promise<SlideshowView> {
+  const [row] = await db
     .select({ s: slideshows, videoKey: media.storageKey })
     .from(slideshows)
     .leftJoin(media, eq(media.id, slideshows.videoMediaId))
     .where(and(eq(slideshows.id, id), eq(slideshows.orgId, orgId)));
   if (!row) throw notFound('Slideshow', id, 'slideshow');
   const { s } = row;
-  const slides = await ctx.db
+  const slides = await db
     .select({ index: slideshowSlides.index, text: slideshowSlides.text, key: media.storageKey })
     .from(slideshowSlides)
     .innerJoin(media, eq(media.id, slideshowSlides.mediaId))
@@ -277,6 +280,7 @@ export async function completeSlideshow(ctx: AppContext, s: SlideshowRow, out: S
         .where(and(eq(slideshows.id, s.id), eq(slideshows.status, 'generating')))
         .returning({ id: slideshows.id });
       if (!done.length) tx.rollback();
+      await recordTerminalEvent(ctx, tx, { orgId: s.orgId, type: 'slideshow.completed', data: await getSlideshow(ctx, s.orgId, s.id, tx) });
       return true;
     })
     .catch((err) => {
@@ -295,6 +299,7 @@ export async function failSlideshow(ctx: AppContext, id: string, detail: Failure
       .returning({ orgId: slideshows.orgId, credits: slideshows.credits });
     if (!s) return false;
     if (s.credits > 0) await applyCreditChange(tx, { orgId: s.orgId, delta: s.credits, reason: 'slideshow_refund', reference: `slideshow:${id}` });
+    await recordTerminalEvent(ctx, tx, { orgId: s.orgId, type: 'slideshow.failed', data: await getSlideshow(ctx, s.orgId, id, tx) });
     return true;
   });
 }
