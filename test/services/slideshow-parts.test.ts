@@ -1,0 +1,78 @@
+// The pure parts of slideshows: the default title, what a brand kit's free-form data yields, the
+// palette rule (brand kit, then reference, then prompt), a reference image's palette, and slides
+// at full size with their inputs where the geometry says.
+import sharp from 'sharp';
+import t from 'tap';
+import { imagePalette, renderSlide, slideGeometry, slidePalette } from '../../src/providers/render/slide.ts';
+import { brandKitLook, titleFromPrompt } from '../../src/services/slideshows/slideshow-requests.ts';
+
+t.test('the title defaults to the prompt’s first sentence, cut near 60 characters', async (t) => {
+  t.equal(titleFromPrompt('Five habits of calm mornings. Start with water.'), 'Five habits of calm mornings');
+  t.equal(titleFromPrompt('  Why   sleep matters!  '), 'Why sleep matters');
+  const long = titleFromPrompt('A very long description of a product launch that keeps going on and on without any full stop at all');
+  t.ok(long.length <= 61 && long.endsWith('…'), long);
+  t.equal(titleFromPrompt('...'), 'Slideshow');
+});
+
+t.test('a brand kit yields its colours, logo URL and fonts; junk is ignored', async (t) => {
+  t.same(brandKitLook({ colors: ['#112233', 'red', '#aabbcc'], accent_color: '#FFCC00', logo_url: 'https://cdn.example.com/l.png', fonts: ['Inter', { family: 'Merriweather Serif' }, '<script>'] }), {
+    colors: ['#112233', '#AABBCC', '#FFCC00'],
+    logoUrl: 'https://cdn.example.com/l.png',
+    fonts: ['Inter', 'Merriweather Serif'],
+  });
+  t.same(brandKitLook({ logo_url: 'file:///etc/passwd' }), { colors: [], logoUrl: undefined, fonts: [] });
+  t.same(brandKitLook(null), { colors: [], logoUrl: undefined, fonts: [] });
+});
+
+t.test('palette: the kit first, then the reference, then the prompt', async (t) => {
+  const kit = slidePalette({ brandColors: ['#123456', '#FFCC00'], referenceColors: ['#aa0000', '#00aa00'], prompt: 'x' });
+  t.same(kit, { background: '#123456', accent: '#ffcc00', secondary: '#aa0000' }, 'kit background and accent; the reference decorates');
+  const ref = slidePalette({ referenceColors: ['#1e40c8', '#ffd000', '#00aa00'], prompt: 'x' });
+  t.same(ref, { background: '#1e40c8', accent: '#ffd000', secondary: '#00aa00' });
+  const a = slidePalette({ prompt: 'Sleep better' });
+  t.same(slidePalette({ prompt: 'Sleep better' }), a, 'deterministic');
+  t.not(slidePalette({ prompt: 'Run faster' }).background, a.background, 'another prompt, another palette');
+  const flat = slidePalette({ brandColors: ['#123456', '#123457'], prompt: 'x' });
+  t.not(flat.accent, '#123457', 'an accent lost in the background is replaced');
+});
+
+t.test('a reference image’s palette: its main colours, most frequent first', async (t) => {
+  const img = await sharp({ create: { width: 100, height: 100, channels: 3, background: '#1e40c8' } })
+    .composite([{ input: await sharp({ create: { width: 30, height: 100, channels: 3, background: '#ffd000' } }).png().toBuffer(), left: 0, top: 0 }])
+    .png()
+    .toBuffer();
+  const colours = await imagePalette(img);
+  t.equal(colours[0], '#1e40c8', 'the dominant colour first');
+  const [r, g, b] = [1, 3, 5].map((i) => parseInt(colours[1].slice(i, i + 2), 16));
+  t.ok(Math.abs(r - 0xff) <= 4 && Math.abs(g - 0xd0) <= 4 && b <= 4, `then the stripe's (${colours[1]})`);
+  t.ok(colours.length <= 3);
+});
+
+t.test('slides are full size with the product, avatar and logo where the geometry says', async (t) => {
+  const product = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#00ff00' } }).png().toBuffer();
+  const avatar = await sharp({ create: { width: 50, height: 50, channels: 3, background: '#ff00ff' } }).png().toBuffer();
+  const logo = await sharp({ create: { width: 200, height: 80, channels: 3, background: '#ffff00' } }).png().toBuffer();
+  const palette = { background: '#123456', secondary: '#333333', accent: '#ffcc00' };
+  for (const [w, h] of [[1080, 1920], [1080, 1080], [1080, 1350]]) {
+    const png = await renderSlide({ width: w, height: h, index: 1, count: 4, layout: 'card', palette, product, avatar, logo, seed: 's' });
+    const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    t.same([info.width, info.height, info.channels], [w, h, 3]);
+    const at = (x: number, y: number) => {
+      const i = (Math.round(y) * w + Math.round(x)) * 3;
+      return `#${[data[i], data[i + 1], data[i + 2]].map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+    };
+    const g = slideGeometry(w, h);
+    t.equal(at(2, 2), '#123456', `${w}×${h}: background corner`);
+    t.equal(at(g.productSlot.x + g.productSlot.w / 2, g.productSlot.y + g.productSlot.h / 3), '#00ff00', 'product');
+    t.equal(at(g.avatar.cx, g.avatar.cy), '#ff00ff', 'avatar');
+    t.equal(at(g.logo.x + g.logo.w - 5, g.logo.y + 5), '#ffff00', 'logo');
+    // The text zone holds no picture: only background and decoration colours.
+    const z = g.textZone;
+    t.notOk(['#00ff00', '#ff00ff', '#ffff00'].includes(at(z.x + z.w / 2, z.y + z.h / 2)), 'nothing drawn where the text goes');
+  }
+  const bleed = await renderSlide({ width: 1080, height: 1080, index: 0, count: 3, layout: 'full-bleed', palette, product, seed: 's' });
+  const { data } = await sharp(bleed).raw().toBuffer({ resolveWithObject: true });
+  const i = (1000 * 1080 + 540) * 3;
+  t.same([data[i], data[i + 1], data[i + 2]], [0, 255, 0], 'full-bleed: the product covers the slide');
+  await t.rejects(renderSlide({ width: 1080, height: 1080, index: 0, count: 3, layout: 'card', palette, product: Buffer.from('not an image'), seed: 's' }), { name: 'SlideInputError', input: 'product' });
+});
