@@ -27,6 +27,8 @@ export interface Service {
   ctx: AppContext;
   database: Database;
   boss: PgBoss | undefined;
+  /** True when this process runs the job workers (false for API_ONLY=1 nodes). */
+  workers: boolean;
   /** The address the API listens on, e.g. http://127.0.0.1:3000 (undefined for workers only). */
   address: string | undefined;
   stop(): Promise<void>;
@@ -69,6 +71,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     log: config.logLevel === 'debug' ? (l) => log.info({ pg: l }) : undefined,
+    events: log,
   });
   // Aborted when stop() begins: /readyz answers 503 from then on, and jobs cut short by the end
   // of the grace period are released for retry rather than failed.
@@ -140,6 +143,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     ctx,
     database,
     boss,
+    workers,
     address,
     stop() {
       stopped ??= (async () => {
