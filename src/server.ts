@@ -16,6 +16,7 @@ import { bindHandlers } from './operations/registry.ts';
 import { startBoss, startWorkers } from './jobs/boss.ts';
 import { jobQueue } from './jobs/queue.ts';
 import { configureMediaLimits } from './media/ffmpeg.ts';
+import { sweepWorkFolders } from './media/work-folder.ts';
 import { createGuardedFetcher } from './net/guarded-fetch.ts';
 import { createRateLimiter } from './services/billing/rate-limit.ts';
 import { oauthRateLimiters } from './services/oauth/oauth-limits.ts';
@@ -118,6 +119,9 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         maxBytes: config.outboundFetchMaxBytes,
       }),
     };
+    // Temporary files and work folders processes that are gone left in DATA_DIR/tmp (a killed worker or upload).
+    const swept = await sweepWorkFolders(config.dataDir);
+    if (swept) log.info({ swept }, 'removed temporary files of processes that are gone');
     checkSignal();
     if (api) {
       app = buildApp({ ctx, handlers, logger: log }).app;

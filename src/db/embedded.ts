@@ -38,6 +38,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { isAlive as alive, procStat } from '../liveness.ts';
 
 export interface EmbeddedDatabase {
   /** Connection URL of the cluster's `postgres` maintenance database. */
@@ -85,33 +86,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function readCredentials(file: string): Credentials | undefined {
   if (!existsSync(file)) return undefined;
   return JSON.parse(readFileSync(file, 'utf8')) as Credentials;
-}
-
-/** State and start time (clock ticks since boot) of a process, from /proc (Linux); undefined elsewhere or when gone. */
-function procStat(pid: number): { state: string; start: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // "pid (comm) state ppid … starttime(22nd field) …": comm may hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0], start: fields[19] };
-  } catch {
-    return undefined;
-  }
-}
-
-/** True when `pid` is a live process (not a zombie), and the same one as recorded when `start` is given. */
-function alive(pid: number, start?: string): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  if (process.platform !== 'linux') return true;
-  const stat = procStat(pid);
-  if (!stat) return false;
-  if (stat.state === 'Z' || stat.state === 'X') return false;
-  return start === undefined || stat.start === start;
 }
 
 interface Postmaster {

@@ -3,13 +3,19 @@ import type { AppContext } from '../context.ts';
 import { purgeExpiredIdempotency } from '../services/billing/idempotency.ts';
 import { purgeExpiredOAuth } from '../services/oauth/oauth.ts';
 import { purgeExpiredRateLimits } from '../services/billing/rate-limit.ts';
+import { sweepOrphanedMedia } from '../services/assets/orphaned-media.ts';
+import { sweepWorkFolders } from '../media/work-folder.ts';
 import { defineJob, type AnyJob } from './define-job.ts';
 import { editorExportJob } from './editor-export-job.ts';
 import { imageGenerationJob, videoGenerationJob } from './generation-job.ts';
 import { QUEUES } from './queue.ts';
 import { referenceAnalysisJob } from './reference-job.ts';
 
-/** Housekeeping every 10 minutes: expired idempotency records, rate-limit windows and OAuth rows. */
+/**
+ * Housekeeping every 10 minutes: expired idempotency records, rate-limit windows and OAuth rows,
+ * and this machine's DATA_DIR/tmp leftovers of processes that are gone; once an hour (the run at
+ * minute 0-9) also orphaned stored media (services/assets/orphaned-media.ts).
+ */
 export const maintenanceJob = defineJob<object>({
   name: QUEUES.maintenance,
   concurrency: 1,
@@ -22,6 +28,12 @@ export const maintenanceJob = defineJob<object>({
     if (purged) ctx.log.info({ purged }, 'expired idempotency records purged');
     const oauth = await purgeExpiredOAuth(ctx.db);
     if (Object.values(oauth).some((n) => n > 0)) ctx.log.info({ oauth }, 'expired OAuth codes, tokens, sessions and grants purged');
+    const swept = await sweepWorkFolders(ctx.config.dataDir);
+    if (swept) ctx.log.info({ swept }, 'removed temporary files of processes that are gone');
+    if (new Date().getUTCMinutes() < 10) {
+      const orphans = await sweepOrphanedMedia(ctx.db, ctx.storage);
+      if (orphans.deleted.length) ctx.log.info({ deleted: orphans.deleted.length, checked: orphans.checked }, 'orphaned stored media deleted');
+    }
   },
 });
 

@@ -15,6 +15,12 @@ export interface StoredObject {
   contentType: string;
 }
 
+export interface ListedObject {
+  key: string;
+  bytes: number;
+  modifiedAt: Date;
+}
+
 export interface Storage {
   readonly kind: 'local';
   /** Stores bytes under `key` (overwrites: steps that store are safe to repeat). */
@@ -30,6 +36,12 @@ export interface Storage {
   size(key: string): Promise<number>;
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
+  /**
+   * Every stored object whose key starts with `prefix` (a folder-like prefix ending in `/`), in no
+   * particular order, with its size and last write; partial writes a killed process left (local:
+   * `<key>.<hex>.tmp`) are listed too. For the maintenance job's sweep of orphaned media.
+   */
+  list(prefix: string): AsyncIterable<ListedObject>;
   signedUrl(key: string, ttlSeconds?: number): string;
   verify(key: string, expires: string | undefined, signature: string | undefined): 'ok' | 'expired' | 'invalid';
 }
@@ -88,6 +100,21 @@ export function localStorage(opts: LocalStorageOptions): Storage {
     },
     async delete(key) {
       await fs.rm(file(key), { force: true });
+    },
+    async *list(prefix) {
+      if (!/^([A-Za-z0-9][A-Za-z0-9._-]*\/)+$/.test(prefix)) throw new Error(`Invalid storage prefix "${prefix}"`);
+      const walk = async function* (dir: string, keyPrefix: string): AsyncGenerator<ListedObject> {
+        const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+        for (const e of entries) {
+          const full = path.join(dir, e.name);
+          if (e.isDirectory()) yield* walk(full, `${keyPrefix}${e.name}/`);
+          else if (e.isFile()) {
+            const st = await fs.stat(full).catch(() => undefined);
+            if (st) yield { key: `${keyPrefix}${e.name}`, bytes: st.size, modifiedAt: st.mtime };
+          }
+        }
+      };
+      yield* walk(path.join(opts.root, prefix), prefix);
     },
     signedUrl(key, ttlSeconds = opts.defaultTtlSeconds) {
       assertKey(key);
