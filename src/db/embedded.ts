@@ -31,7 +31,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
@@ -279,8 +279,11 @@ async function launch(dataDir: string, port: number): Promise<{ ok: true; child:
   const fd = openSync(logFile, 'a', 0o644);
   let child: ChildProcess;
   try {
-    // Loopback only, no unix socket (its default directory may not exist here).
+    // Loopback only, no unix socket (its default directory may not exist here). Crash recovery
+    // starts by syncing the data folder: one syncfs() instead of an fsync of every file (measured:
+    // 3.8 s → a few ms before recovery begins). Linux only.
     const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+    if (process.platform === 'linux') flags.push('-c', 'recovery_init_sync_method=syncfs');
     child = spawn(await postgresBinary(), ['-D', pgDir, '-p', String(port), ...flags], {
       ...(await postgresUser()),
       detached: true,
@@ -403,7 +406,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedData
         port = wanted;
       } else {
         // Another process may have started the cluster at the same moment: attach to it.
-        for (let i = 0; i < 100 && !port; i++) {
+        for (let i = 0; i < 300 && !port; i++) {
           port = runningPort(pgDir);
           if (!port) await sleep(100);
         }
@@ -449,6 +452,48 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedData
   }
 }
 
+/**
+ * The backends of a postmaster killed -9 live on until they notice (a busy one only between
+ * queries), and while they do they hold the old shared memory: a new postmaster refuses to start.
+ * They are of no use any more (PostgreSQL itself ends them on a crash), so they are ended now
+ * (SIGQUIT, as the postmaster does): processes titled "postgres: …" working in this data folder
+ * whose parent is not a postgres process (a live postmaster's children are left alone). Linux only;
+ * returns how many were signalled.
+ */
+function endOrphanedBackends(pgDir: string): number {
+  if (process.platform !== 'linux') return 0;
+  let dir: string;
+  let pids: string[];
+  try {
+    dir = realpathSync(pgDir);
+    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  } catch {
+    return 0;
+  }
+  const comm = (pid: string) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  let ended = 0;
+  for (const pid of pids) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('postgres: ')) continue;
+      if (readlinkSync(`/proc/${pid}/cwd`) !== dir) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      if (comm(ppid) === 'postgres') continue;
+      process.kill(Number(pid), 'SIGQUIT');
+      ended++;
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return ended;
+}
+
 /** Watches the postmaster; restarts it on the same port when it is gone (see the top of this file). */
 function supervise(opts: EmbeddedOptions, port: number): { stop(): void } {
   const { dataDir } = opts;
@@ -484,6 +529,8 @@ function supervise(opts: EmbeddedOptions, port: number): { stop(): void } {
           return;
         }
       } else {
+        const ended = endOrphanedBackends(pgDir);
+        if (ended) events?.info({ backends: ended }, 'embedded PostgreSQL: ended the backends the dead postmaster left');
         const started = await launch(dataDir, port);
         if (started.ok) {
           lastPid = started.child.pid;

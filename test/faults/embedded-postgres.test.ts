@@ -19,13 +19,13 @@ const pgDir = path.join(dataDir, 'pg');
 const children = new Set<ChildProcess>();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function postmaster(): { pid: number; port: number } | undefined {
+function postmaster(): { pid: number; port: number; status: string } | undefined {
   try {
     const lines = fs.readFileSync(path.join(pgDir, 'postmaster.pid'), 'utf8').split('\n');
     const pid = Number(lines[0]);
     process.kill(pid, 0);
     if (fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z')) return undefined;
-    return { pid, port: Number(lines[3]) };
+    return { pid, port: Number(lines[3]), status: (lines[7] ?? '').trim() };
   } catch {
     return undefined;
   }
@@ -169,30 +169,25 @@ t.test('kill -9 of the postmaster under load: 503 during, restarted on the same 
     }
   };
   const clients = [a, b, a, b].map((p) => client(p.base()));
-  await sleep(1000);
-  t.ok(oks.length > 0, `requests succeed before the kill (${oks.length})`);
+  for (const deadline = Date.now() + 30_000; oks.length < 10 && Date.now() < deadline; ) await sleep(50);
+  t.ok(oks.length >= 10, `requests succeed before the kill (${oks.length})`);
 
   process.kill(killed.pid, 'SIGKILL');
   const killedAt = Date.now();
   // The outage is seen as 503s, then a new postmaster answers on the same port.
-  let restarted: { pid: number; port: number } | undefined;
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(50)) {
+  let restarted: { pid: number; port: number; status: string } | undefined;
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(20)) {
     restarted = postmaster();
-    if (restarted && restarted.pid !== killed.pid) break;
+    if (restarted && restarted.pid !== killed.pid && restarted.status === 'ready') break;
   }
-  t.ok(restarted && restarted.pid !== killed.pid, 'a new postmaster runs');
+  const readyAt = Date.now();
+  t.ok(restarted && restarted.pid !== killed.pid && restarted.status === 'ready', `a new postmaster accepts connections (${readyAt - killedAt} ms after the kill)`);
   t.equal(restarted?.port, port, `on the same port (${port})`);
   let firstOk = 0;
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline; await sleep(20)) {
-    const after = oks.find((ts) => ts > killedAt + 100);
-    if (after && (statuses.get('503') ?? 0) > 0) {
-      firstOk = after;
-      break;
-    }
-  }
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline && !firstOk; await sleep(20)) firstOk = oks.find((ts) => ts > readyAt) ?? 0;
   t.ok(firstOk > 0, 'requests succeed again');
-  t.comment(`recovery: first 200 ${firstOk - killedAt} ms after kill -9 of the postmaster`);
-  t.ok(firstOk - killedAt < 20_000, `recovered in ${firstOk - killedAt} ms`);
+  t.comment(`recovery: PostgreSQL restarted ${readyAt - killedAt} ms after kill -9 of the postmaster; first 200 ${firstOk - readyAt} ms after that (${firstOk - killedAt} ms after the kill)`);
+  t.ok(firstOk - readyAt < 5000, `first 200 within 5 s of PostgreSQL being back (${firstOk - readyAt} ms)`);
   await sleep(500);
   running = false;
   await Promise.all(clients);
@@ -203,7 +198,7 @@ t.test('kill -9 of the postmaster under load: 503 during, restarted on the same 
   t.equal(b.exit, undefined, 'the npm start node is alive');
   const logs = a.output() + b.output();
   t.match(logs, /the postmaster is gone/, 'the loss is logged');
-  t.match(logs, /restarted after crash recovery/, 'the restart is logged');
+  t.match(logs, /restarted after crash recovery[^\n]*recovery_ms|"recovery_ms":\d+[^\n]*restarted after crash recovery/, 'the restart is logged, with its time');
   t.notMatch(logs, /Uncaught exception|Unhandled rejection/, 'no uncaught error');
   // Both processes work after the restart, the workers too.
   for (const p of [a, b]) t.equal((await fetch(`${p.base()}/api/v1/assets`, { headers: auth })).status, 200, 'each node answers 200');
