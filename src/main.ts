@@ -34,7 +34,7 @@ try {
 if (service) {
   const running = service;
   life.onShutdown(() => running.stop());
-  say(`media-api: API listening on ${service.address}/api/v1 (workers ${service.boss ? 'on' : 'off'})`);
+  say(`media-api: API listening on ${service.address}/api/v1 (workers ${service.workers ? 'on' : 'off'})`);
 }
 
 if (service && config.demoWorkspace && !life.signal.aborted) {

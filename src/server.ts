@@ -16,6 +16,7 @@ import { bindHandlers } from './operations/registry.ts';
 import { startBoss, startWorkers } from './jobs/boss.ts';
 import { jobQueue } from './jobs/queue.ts';
 import { configureMediaLimits } from './media/ffmpeg.ts';
+import { sweepWorkFolders } from './media/work-folder.ts';
 import { createGuardedFetcher } from './net/guarded-fetch.ts';
 import { createRateLimiter } from './services/billing/rate-limit.ts';
 import { oauthRateLimiters } from './services/oauth/oauth-limits.ts';
@@ -27,6 +28,8 @@ export interface Service {
   ctx: AppContext;
   database: Database;
   boss: PgBoss | undefined;
+  /** True when this process runs the job workers (false for API_ONLY=1 nodes). */
+  workers: boolean;
   /** The address the API listens on, e.g. http://127.0.0.1:3000 (workers only: their /metrics, when METRICS_TOKEN is set; else undefined). */
   address: string | undefined;
   stop(): Promise<void>;
@@ -69,6 +72,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     log: config.logLevel === 'debug' ? (l) => log.info({ pg: l }) : undefined,
+    events: log,
   });
   // Aborted when stop() begins: /readyz answers 503 from then on, and jobs cut short by the end
   // of the grace period are released for retry rather than failed.
@@ -114,6 +118,9 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         maxBytes: config.outboundFetchMaxBytes,
       }),
     };
+    // Temporary files and work folders processes that are gone left in DATA_DIR/tmp (a killed worker or upload).
+    const swept = await sweepWorkFolders(config.dataDir);
+    if (swept) log.info({ swept }, 'removed temporary files of processes that are gone');
     checkSignal();
     // A worker process with METRICS_TOKEN listens too, for GET /metrics alone (src/http/metrics.ts).
     app = api ? buildApp({ ctx, handlers, logger: log }).app : config.metricsToken ? buildMetricsOnlyApp(ctx, log) : undefined;
@@ -141,6 +148,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     ctx,
     database,
     boss,
+    workers,
     address,
     stop() {
       stopped ??= (async () => {

@@ -7,7 +7,7 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import * as schema from './schema/index.ts';
-import { startEmbedded, type EmbeddedDatabase } from './embedded.ts';
+import { startEmbedded, type EmbeddedDatabase, type EmbeddedEvents } from './embedded.ts';
 
 export type Db = PostgresJsDatabase<typeof schema>;
 export type Sql = postgres.Sql;
@@ -159,13 +159,17 @@ export interface OpenOptions {
   dataDir: string;
   poolSize?: number;
   log?: (line: string) => void;
+  /** Embedded PostgreSQL: what its supervision reports (a restart after a crash …). */
+  events?: EmbeddedEvents;
+  /** Embedded PostgreSQL: watch the postmaster and restart it when it dies (default true). */
+  supervise?: boolean;
 }
 
-export async function openDatabase({ databaseUrl, dataDir, poolSize, log }: OpenOptions): Promise<Database> {
+export async function openDatabase({ databaseUrl, dataDir, poolSize, log, events, supervise = true }: OpenOptions): Promise<Database> {
   let embedded: EmbeddedDatabase | undefined;
   let url = databaseUrl;
   if (!url) {
-    embedded = await startEmbedded({ dataDir, log });
+    embedded = await startEmbedded({ dataDir, log, events, supervise });
     url = embedded.url;
   }
   try {

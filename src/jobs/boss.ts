@@ -5,7 +5,6 @@ import type { Config } from '../config.ts';
 import type { AppContext, Logger } from '../context.ts';
 import { createQueues } from './define-job.ts';
 import { JOBS } from './jobs.ts';
-import { sweepWorkFolders } from '../media/work-folder.ts';
 
 export async function startBoss(url: string, config: Config, log: Logger, opts: { supervise: boolean }): Promise<PgBoss> {
   const boss = new PgBoss({
@@ -27,9 +26,6 @@ export async function startBoss(url: string, config: Config, log: Logger, opts: 
 }
 
 export async function startWorkers(boss: PgBoss, ctx: AppContext): Promise<string[]> {
-  // Work folders of attempts that never came back (a killed worker whose job was not retried here).
-  const swept = await sweepWorkFolders(ctx.config.dataDir);
-  if (swept) ctx.log.info({ swept }, 'removed abandoned work folders');
   for (const job of JOBS) await job.start(boss, ctx);
   return JOBS.map((job) => job.name);
 }

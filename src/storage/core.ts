@@ -51,7 +51,10 @@ export interface Storage {
   exists(key: string): Promise<boolean>;
   /** Removes the object; removing a missing object is not an error. */
   delete(key: string): Promise<void>;
-  /** Every stored object whose key starts with `prefix`, in key order. */
+  /**
+   * Every stored object whose key starts with `prefix`, in key order; for the orphan sweep, partial
+   * writes a killed process left are listed too (local: `<key>.<hex>.tmp` beside its target).
+   */
   list(prefix: string): AsyncIterable<ListedObject>;
   signedUrl(key: string, ttlSeconds?: number): string;
   verify(key: string, expires: string | undefined, signature: string | undefined): 'ok' | 'expired' | 'invalid';

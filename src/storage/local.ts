@@ -31,7 +31,7 @@ export function localStorage({ root, signer }: LocalStorageOptions): Storage {
     for (const e of entries) {
       const key = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) yield* walk(path.join(dir, e.name), key);
-      else if (e.isFile() && !e.name.endsWith('.tmp')) {
+      else if (e.isFile()) {
         const st = await fs.stat(path.join(dir, e.name)).catch(() => undefined);
         if (st) yield { key, bytes: st.size, lastModified: st.mtime };
       }

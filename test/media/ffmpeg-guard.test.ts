@@ -79,18 +79,26 @@ t.test('each ffmpeg process runs under an address-space limit', async (t) => {
   t.pass(`the default limit (${before} MiB) lets it run`);
 });
 
-t.test('work folders: a job attempt starts empty; the sweep removes old leftovers only', async (t) => {
+t.test('work folders: a job attempt starts empty; the sweep removes what dead processes left, never a live one', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'work-folders-'));
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const first = await jobFolder(dataDir, 'export-123');
   fs.writeFileSync(path.join(first, 'partial.mp4'), 'left by a killed attempt');
   const again = await jobFolder(dataDir, 'export-123');
   t.equal(again, first);
-  t.same(fs.readdirSync(again), [], 'the next attempt of the same job starts empty');
+  t.same(fs.readdirSync(again), ['.owner'], 'the next attempt of the same job starts empty (but for its owner mark)');
+  // Old, but its owner (this process) is alive: it stays.
   const old = await jobFolder(dataDir, 'gen-old');
   const past = new Date(Date.now() - 2 * 24 * 3600 * 1000);
   fs.utimesSync(old, past, past);
-  t.equal(await sweepWorkFolders(dataDir), 1);
-  t.same(fs.readdirSync(path.join(dataDir, 'tmp')).sort(), ['export-123'], 'a recent folder stays, the old one is gone');
+  // Left by a process that is gone (a pid no process has).
+  const dead = await jobFolder(dataDir, 'gen-dead');
+  fs.writeFileSync(path.join(dead, '.owner'), JSON.stringify({ pid: 2 ** 22 + 7, start: '1' }));
+  // Unmarked (an older release): removed once a day old.
+  fs.mkdirSync(path.join(dataDir, 'tmp', 'unmarked-old'));
+  fs.utimesSync(path.join(dataDir, 'tmp', 'unmarked-old'), past, past);
+  fs.mkdirSync(path.join(dataDir, 'tmp', 'unmarked-new'));
+  t.equal(await sweepWorkFolders(dataDir), 2);
+  t.same(fs.readdirSync(path.join(dataDir, 'tmp')).sort(), ['export-123', 'gen-old', 'unmarked-new'], 'live and recent folders stay; dead-owner and old unmarked ones are gone');
   await t.rejects(jobFolder(dataDir, '../escape'), /Invalid work folder name/);
 });

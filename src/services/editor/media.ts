@@ -17,6 +17,7 @@ import { ApiError, badRequest } from '../../errors.ts';
 import { declaredMatches, inspect, MediaRejected, normalizeType, sniff, SNIFF_BYTES, type Inspected } from '../../media/inspect.ts';
 import { pixelLimitContext } from '../../media/limits.ts';
 import type { Tx } from '../billing/credits.ts';
+import { processTempFolder } from '../../media/work-folder.ts';
 
 export type EditorMediaView = components['schemas']['EditorMedia'];
 export type EditorMediaType = components['schemas']['EditorMediaType'];
@@ -129,10 +130,9 @@ export interface Received {
   head: Buffer;
 }
 
+/** A fresh path in this process's temporary folder (DATA_DIR/tmp/proc-…: swept once the process is gone). */
 export async function tempPath(ctx: AppContext, name: string): Promise<string> {
-  const dir = path.join(ctx.config.dataDir, 'tmp');
-  await fs.mkdir(dir, { recursive: true });
-  return path.join(dir, `${name}-${randomUUID()}`);
+  return path.join(processTempFolder(ctx.config.dataDir), `${name}-${randomUUID()}`);
 }
 
 export class TooLarge extends Error {
