@@ -9,7 +9,7 @@ import { media } from '../../db/schema/index.ts';
 import type { Storage } from '../../storage/index.ts';
 
 /** Prefixes of workspace media (each object referenced by a media row). Shared objects (sound effects) are not swept. */
-export const WORKSPACE_MEDIA_PREFIXES = ['generations/', 'editor-media/', 'editor-exports/'] as const;
+export const WORKSPACE_MEDIA_PREFIXES = ['generations/', 'editor-media/', 'editor-exports/', 'slideshows/'] as const;
 
 /** An unreferenced object younger than this is left alone: its row may still be about to commit. */
 export const ORPHAN_GRACE_MS = 6 * 3600 * 1000;
