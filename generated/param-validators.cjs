@@ -28270,11 +28270,11 @@ return errors === 0;
 }
 validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createFacelessVideo__501__headers = validate122;
-const schema133 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createFacelessVideo__501__headers"};
+exports.createFacelessVideo__503__headers = validate122;
+const schema133 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createFacelessVideo__503__headers"};
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createFacelessVideo__501__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createFacelessVideo__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate122.evaluated;
@@ -28324,97 +28324,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema133.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate122.errors = vErrors;
-return errors === 0;
-}
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createFacelessVideo__503__headers = validate123;
-const schema134 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createFacelessVideo__503__headers"};
-
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createFacelessVideo__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate123.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema134.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -28515,19 +28424,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__path = validate124;
-const schema135 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/getVideo__path"};
+exports.getVideo__path = validate123;
+const schema134 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/getVideo__path"};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getVideo__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28636,19 +28545,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__query = validate125;
-const schema136 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getVideo__query"};
+exports.getVideo__query = validate124;
+const schema135 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getVideo__query"};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getVideo__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28677,19 +28586,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__header = validate126;
-const schema137 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__header"};
+exports.getVideo__header = validate125;
+const schema136 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__header"};
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getVideo__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28708,16 +28617,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate125.errors = vErrors;
+return errors === 0;
+}
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getVideo__200__headers = validate126;
+const schema137 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__200__headers"};
+
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getVideo__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate126.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema137.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate126.errors = vErrors;
 return errors === 0;
 }
 validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__200__headers = validate127;
-const schema138 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__200__headers"};
+exports.getVideo__400__headers = validate127;
+const schema138 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__400__headers"};
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getVideo__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getVideo__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate127.evaluated;
@@ -29128,11 +29452,11 @@ return errors === 0;
 }
 validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__400__headers = validate128;
-const schema139 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__400__headers"};
+exports.getVideo__401__headers = validate128;
+const schema139 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__401__headers"};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getVideo__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getVideo__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate128.evaluated;
@@ -29543,11 +29867,11 @@ return errors === 0;
 }
 validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__401__headers = validate129;
-const schema140 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__401__headers"};
+exports.getVideo__402__headers = validate129;
+const schema140 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__402__headers"};
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getVideo__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getVideo__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate129.evaluated;
@@ -29958,11 +30282,11 @@ return errors === 0;
 }
 validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__402__headers = validate130;
-const schema141 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__402__headers"};
+exports.getVideo__403__headers = validate130;
+const schema141 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__403__headers"};
 
 function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getVideo__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getVideo__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate130.evaluated;
@@ -30373,11 +30697,11 @@ return errors === 0;
 }
 validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__403__headers = validate131;
-const schema142 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__403__headers"};
+exports.getVideo__404__headers = validate131;
+const schema142 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__404__headers"};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getVideo__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getVideo__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate131.evaluated;
@@ -30788,11 +31112,11 @@ return errors === 0;
 }
 validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__404__headers = validate132;
-const schema143 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__404__headers"};
+exports.getVideo__429__headers = validate132;
+const schema143 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__429__headers"};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getVideo__404__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getVideo__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate132.evaluated;
@@ -30842,421 +31166,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema143.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate132.errors = vErrors;
-return errors === 0;
-}
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getVideo__429__headers = validate133;
-const schema144 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__429__headers"};
-
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getVideo__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate133.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema144.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -31681,16 +31590,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate132.errors = vErrors;
+return errors === 0;
+}
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getVideo__500__headers = validate133;
+const schema144 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__500__headers"};
+
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getVideo__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate133.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema144.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate133.errors = vErrors;
 return errors === 0;
 }
 validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__500__headers = validate134;
-const schema145 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__500__headers"};
+exports.getVideo__503__headers = validate134;
+const schema145 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__503__headers"};
 
 function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getVideo__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getVideo__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate134.evaluated;
@@ -31740,97 +31740,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema145.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate134.errors = vErrors;
-return errors === 0;
-}
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getVideo__503__headers = validate135;
-const schema146 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getVideo__503__headers"};
-
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getVideo__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate135.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema146.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -31931,19 +31840,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__path = validate136;
-const schema147 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listReferenceInspirations__path"};
+exports.listReferenceInspirations__path = validate135;
+const schema146 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listReferenceInspirations__path"};
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31972,25 +31881,25 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate136.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__query = validate137;
-const schema148 = {"type":"object","properties":{"recommend":{"type":"boolean","default":false},"suggest_targets":{"type":"boolean","default":false},"template_slug":{"type":"string","minLength":1,"maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"description":{"type":"string","maxLength":2000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"image_url":{"type":"array","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048}},"video_url":{"type":"string","format":"uri","maxLength":2048},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":20}},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listReferenceInspirations__query"};
-const schema150 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
-const schema151 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
-const func227 = Object.prototype.hasOwnProperty;
+exports.listReferenceInspirations__query = validate136;
+const schema147 = {"type":"object","properties":{"recommend":{"type":"boolean","default":false},"suggest_targets":{"type":"boolean","default":false},"template_slug":{"type":"string","minLength":1,"maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"description":{"type":"string","maxLength":2000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"image_url":{"type":"array","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048}},"video_url":{"type":"string","format":"uri","maxLength":2048},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":20}},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listReferenceInspirations__query"};
+const schema149 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
+const schema150 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
+const func226 = Object.prototype.hasOwnProperty;
 const pattern139 = new RegExp("^[a-z0-9][a-z0-9._-]*$", "u");
 const pattern140 = new RegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
 const formats436 = require("ajv-formats/dist/formats").fullFormats.uri;
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32008,7 +31917,7 @@ if(data.limit === undefined){
 data.limit = 20;
 }
 for(const key0 in data){
-if(!(func227.call(schema148.properties, key0))){
+if(!(func226.call(schema147.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -32199,7 +32108,7 @@ data["template_category"] = coerced3;
 }
 }
 if(!(((data3 === "static-ads") || (data3 === "video-templates")) || (data3 === "slideshow-carousel"))){
-const err8 = {instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema150.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema149.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -32247,7 +32156,7 @@ data["media_kind"] = coerced4;
 }
 }
 if(!(((data4 === "image") || (data4 === "slideshow")) || (data4 === "video"))){
-const err10 = {instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema151.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema150.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -32563,19 +32472,19 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__header = validate139;
-const schema152 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__header"};
+exports.listReferenceInspirations__header = validate138;
+const schema151 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__header"};
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32594,16 +32503,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate138.errors = vErrors;
+return errors === 0;
+}
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listReferenceInspirations__200__headers = validate139;
+const schema152 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__200__headers"};
+
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate139.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema152.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate139.errors = vErrors;
 return errors === 0;
 }
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__200__headers = validate140;
-const schema153 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__200__headers"};
+exports.listReferenceInspirations__400__headers = validate140;
+const schema153 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__400__headers"};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate140.evaluated;
@@ -33014,11 +33338,11 @@ return errors === 0;
 }
 validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__400__headers = validate141;
-const schema154 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__400__headers"};
+exports.listReferenceInspirations__401__headers = validate141;
+const schema154 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__401__headers"};
 
 function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate141.evaluated;
@@ -33429,11 +33753,11 @@ return errors === 0;
 }
 validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__401__headers = validate142;
-const schema155 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__401__headers"};
+exports.listReferenceInspirations__402__headers = validate142;
+const schema155 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__402__headers"};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate142.evaluated;
@@ -33844,11 +34168,11 @@ return errors === 0;
 }
 validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__402__headers = validate143;
-const schema156 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__402__headers"};
+exports.listReferenceInspirations__403__headers = validate143;
+const schema156 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__403__headers"};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate143.evaluated;
@@ -34259,11 +34583,11 @@ return errors === 0;
 }
 validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__403__headers = validate144;
-const schema157 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__403__headers"};
+exports.listReferenceInspirations__429__headers = validate144;
+const schema157 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__429__headers"};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate144.evaluated;
@@ -34313,421 +34637,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema157.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate144.errors = vErrors;
-return errors === 0;
-}
-validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listReferenceInspirations__429__headers = validate145;
-const schema158 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__429__headers"};
-
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate145.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema158.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -35152,16 +35061,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate144.errors = vErrors;
+return errors === 0;
+}
+validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listReferenceInspirations__500__headers = validate145;
+const schema158 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__500__headers"};
+
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate145.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema158.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate145.errors = vErrors;
 return errors === 0;
 }
 validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__500__headers = validate146;
-const schema159 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__500__headers"};
+exports.listReferenceInspirations__503__headers = validate146;
+const schema159 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__503__headers"};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate146.evaluated;
@@ -35211,97 +35211,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema159.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate146.errors = vErrors;
-return errors === 0;
-}
-validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listReferenceInspirations__503__headers = validate147;
-const schema160 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listReferenceInspirations__503__headers"};
-
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listReferenceInspirations__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate147.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema160.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -35402,16 +35311,57 @@ vErrors.push(err7);
 }
 errors++;
 }
+validate146.errors = vErrors;
+return errors === 0;
+}
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createReferenceInspiration__path = validate147;
+const schema160 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/createReferenceInspiration__path"};
+
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate147.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 validate147.errors = vErrors;
 return errors === 0;
 }
 validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__path = validate148;
-const schema161 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/createReferenceInspiration__path"};
+exports.createReferenceInspiration__query = validate148;
+const schema161 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/createReferenceInspiration__query"};
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__path" */;
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate148.evaluated;
@@ -35448,55 +35398,14 @@ return errors === 0;
 }
 validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__query = validate149;
-const schema162 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/createReferenceInspiration__query"};
+exports.createReferenceInspiration__header = validate149;
+const schema162 = {"type":"object","properties":{"idempotency-key":{"type":"string","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__header"};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate149.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate149.errors = vErrors;
-return errors === 0;
-}
-validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createReferenceInspiration__header = validate150;
-const schema163 = {"type":"object","properties":{"idempotency-key":{"type":"string","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__header"};
-
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35585,16 +35494,431 @@ vErrors.push(err4);
 }
 errors++;
 }
+validate149.errors = vErrors;
+return errors === 0;
+}
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createReferenceInspiration__200__headers = validate150;
+const schema163 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__200__headers"};
+
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate150.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema163.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate150.errors = vErrors;
 return errors === 0;
 }
 validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__200__headers = validate151;
-const schema164 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__200__headers"};
+exports.createReferenceInspiration__400__headers = validate151;
+const schema164 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__400__headers"};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate151.evaluated;
@@ -36005,11 +36329,11 @@ return errors === 0;
 }
 validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__400__headers = validate152;
-const schema165 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__400__headers"};
+exports.createReferenceInspiration__401__headers = validate152;
+const schema165 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__401__headers"};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate152.evaluated;
@@ -36420,11 +36744,11 @@ return errors === 0;
 }
 validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__401__headers = validate153;
-const schema166 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__401__headers"};
+exports.createReferenceInspiration__402__headers = validate153;
+const schema166 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__402__headers"};
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate153.evaluated;
@@ -36835,11 +37159,11 @@ return errors === 0;
 }
 validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__402__headers = validate154;
-const schema167 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__402__headers"};
+exports.createReferenceInspiration__403__headers = validate154;
+const schema167 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__403__headers"};
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate154.evaluated;
@@ -37250,11 +37574,11 @@ return errors === 0;
 }
 validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__403__headers = validate155;
-const schema168 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__403__headers"};
+exports.createReferenceInspiration__409__headers = validate155;
+const schema168 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__409__headers"};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__409__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate155.evaluated;
@@ -37665,11 +37989,11 @@ return errors === 0;
 }
 validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__409__headers = validate156;
-const schema169 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__409__headers"};
+exports.createReferenceInspiration__413__headers = validate156;
+const schema169 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__413__headers"};
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__409__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__413__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate156.evaluated;
@@ -38080,11 +38404,11 @@ return errors === 0;
 }
 validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__413__headers = validate157;
-const schema170 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__413__headers"};
+exports.createReferenceInspiration__415__headers = validate157;
+const schema170 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__415__headers"};
 
 function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__413__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__415__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate157.evaluated;
@@ -38495,11 +38819,11 @@ return errors === 0;
 }
 validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__415__headers = validate158;
-const schema171 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__415__headers"};
+exports.createReferenceInspiration__429__headers = validate158;
+const schema171 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__429__headers"};
 
 function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__415__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate158.evaluated;
@@ -38549,421 +38873,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema171.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate158.errors = vErrors;
-return errors === 0;
-}
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createReferenceInspiration__429__headers = validate159;
-const schema172 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__429__headers"};
-
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate159.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema172.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -39388,16 +39297,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate158.errors = vErrors;
+return errors === 0;
+}
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createReferenceInspiration__500__headers = validate159;
+const schema172 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__500__headers"};
+
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate159.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema172.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate159.errors = vErrors;
 return errors === 0;
 }
 validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__500__headers = validate160;
-const schema173 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__500__headers"};
+exports.createReferenceInspiration__503__headers = validate160;
+const schema173 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__503__headers"};
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate160.evaluated;
@@ -39447,97 +39447,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema173.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate160.errors = vErrors;
-return errors === 0;
-}
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createReferenceInspiration__503__headers = validate161;
-const schema174 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createReferenceInspiration__503__headers"};
-
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createReferenceInspiration__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate161.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema174.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -39638,19 +39547,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__path = validate162;
-const schema175 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listEditorVideos__path"};
+exports.listEditorVideos__path = validate161;
+const schema174 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listEditorVideos__path"};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/listEditorVideos__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39679,20 +39588,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__query = validate163;
-const schema176 = {"type":"object","properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":100,"default":30},"cursor":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listEditorVideos__query"};
+exports.listEditorVideos__query = validate162;
+const schema175 = {"type":"object","properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":100,"default":30},"cursor":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listEditorVideos__query"};
 const pattern172 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/listEditorVideos__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39862,19 +39771,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__header = validate164;
-const schema177 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__header"};
+exports.listEditorVideos__header = validate163;
+const schema176 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__header"};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/listEditorVideos__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39893,16 +39802,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate163.errors = vErrors;
+return errors === 0;
+}
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listEditorVideos__200__headers = validate164;
+const schema177 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__200__headers"};
+
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listEditorVideos__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate164.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema177.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate164.errors = vErrors;
 return errors === 0;
 }
 validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__200__headers = validate165;
-const schema178 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__200__headers"};
+exports.listEditorVideos__400__headers = validate165;
+const schema178 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__400__headers"};
 
 function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorVideos__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorVideos__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate165.evaluated;
@@ -40313,11 +40637,11 @@ return errors === 0;
 }
 validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__400__headers = validate166;
-const schema179 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__400__headers"};
+exports.listEditorVideos__401__headers = validate166;
+const schema179 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__401__headers"};
 
 function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorVideos__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorVideos__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate166.evaluated;
@@ -40728,11 +41052,11 @@ return errors === 0;
 }
 validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__401__headers = validate167;
-const schema180 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__401__headers"};
+exports.listEditorVideos__402__headers = validate167;
+const schema180 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__402__headers"};
 
 function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorVideos__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorVideos__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate167.evaluated;
@@ -41143,11 +41467,11 @@ return errors === 0;
 }
 validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__402__headers = validate168;
-const schema181 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__402__headers"};
+exports.listEditorVideos__403__headers = validate168;
+const schema181 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__403__headers"};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorVideos__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorVideos__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate168.evaluated;
@@ -41558,11 +41882,11 @@ return errors === 0;
 }
 validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__403__headers = validate169;
-const schema182 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__403__headers"};
+exports.listEditorVideos__429__headers = validate169;
+const schema182 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__429__headers"};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorVideos__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorVideos__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate169.evaluated;
@@ -41612,421 +41936,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema182.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate169.errors = vErrors;
-return errors === 0;
-}
-validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listEditorVideos__429__headers = validate170;
-const schema183 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__429__headers"};
-
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorVideos__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate170.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema183.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -42451,16 +42360,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate169.errors = vErrors;
+return errors === 0;
+}
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listEditorVideos__500__headers = validate170;
+const schema183 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__500__headers"};
+
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listEditorVideos__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate170.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema183.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate170.errors = vErrors;
 return errors === 0;
 }
 validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__500__headers = validate171;
-const schema184 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__500__headers"};
+exports.listEditorVideos__503__headers = validate171;
+const schema184 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__503__headers"};
 
 function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorVideos__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorVideos__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate171.evaluated;
@@ -42510,97 +42510,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema184.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate171.errors = vErrors;
-return errors === 0;
-}
-validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listEditorVideos__503__headers = validate172;
-const schema185 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorVideos__503__headers"};
-
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorVideos__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate172.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema185.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -42701,16 +42610,57 @@ vErrors.push(err7);
 }
 errors++;
 }
+validate171.errors = vErrors;
+return errors === 0;
+}
+validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createEditorVideo__path = validate172;
+const schema185 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/createEditorVideo__path"};
+
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate172.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 validate172.errors = vErrors;
 return errors === 0;
 }
 validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__path = validate173;
-const schema186 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/createEditorVideo__path"};
+exports.createEditorVideo__query = validate173;
+const schema186 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/createEditorVideo__query"};
 
 function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__path" */;
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate173.evaluated;
@@ -42747,55 +42697,14 @@ return errors === 0;
 }
 validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__query = validate174;
-const schema187 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/createEditorVideo__query"};
+exports.createEditorVideo__header = validate174;
+const schema187 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__header"};
 
 function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate174.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate174.errors = vErrors;
-return errors === 0;
-}
-validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createEditorVideo__header = validate175;
-const schema188 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__header"};
-
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/createEditorVideo__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42814,16 +42723,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate174.errors = vErrors;
+return errors === 0;
+}
+validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createEditorVideo__200__headers = validate175;
+const schema188 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__200__headers"};
+
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate175.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema188.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate175.errors = vErrors;
 return errors === 0;
 }
 validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__200__headers = validate176;
-const schema189 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__200__headers"};
+exports.createEditorVideo__400__headers = validate176;
+const schema189 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__400__headers"};
 
 function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate176.evaluated;
@@ -43234,11 +43558,11 @@ return errors === 0;
 }
 validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__400__headers = validate177;
-const schema190 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__400__headers"};
+exports.createEditorVideo__401__headers = validate177;
+const schema190 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__401__headers"};
 
 function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate177.evaluated;
@@ -43649,11 +43973,11 @@ return errors === 0;
 }
 validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__401__headers = validate178;
-const schema191 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__401__headers"};
+exports.createEditorVideo__402__headers = validate178;
+const schema191 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__402__headers"};
 
 function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate178.evaluated;
@@ -44064,11 +44388,11 @@ return errors === 0;
 }
 validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__402__headers = validate179;
-const schema192 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__402__headers"};
+exports.createEditorVideo__403__headers = validate179;
+const schema192 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__403__headers"};
 
 function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate179.evaluated;
@@ -44479,11 +44803,11 @@ return errors === 0;
 }
 validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__403__headers = validate180;
-const schema193 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__403__headers"};
+exports.createEditorVideo__413__headers = validate180;
+const schema193 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__413__headers"};
 
 function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__413__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate180.evaluated;
@@ -44894,11 +45218,11 @@ return errors === 0;
 }
 validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__413__headers = validate181;
-const schema194 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__413__headers"};
+exports.createEditorVideo__415__headers = validate181;
+const schema194 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__415__headers"};
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__413__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__415__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate181.evaluated;
@@ -45309,11 +45633,11 @@ return errors === 0;
 }
 validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__415__headers = validate182;
-const schema195 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__415__headers"};
+exports.createEditorVideo__429__headers = validate182;
+const schema195 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__429__headers"};
 
 function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__415__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate182.evaluated;
@@ -45363,421 +45687,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema195.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate182.errors = vErrors;
-return errors === 0;
-}
-validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createEditorVideo__429__headers = validate183;
-const schema196 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__429__headers"};
-
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate183.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema196.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -46202,16 +46111,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate182.errors = vErrors;
+return errors === 0;
+}
+validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createEditorVideo__500__headers = validate183;
+const schema196 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__500__headers"};
+
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate183.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema196.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate183.errors = vErrors;
 return errors === 0;
 }
 validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__500__headers = validate184;
-const schema197 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__500__headers"};
+exports.createEditorVideo__503__headers = validate184;
+const schema197 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__503__headers"};
 
 function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/createEditorVideo__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate184.evaluated;
@@ -46261,97 +46261,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema197.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate184.errors = vErrors;
-return errors === 0;
-}
-validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createEditorVideo__503__headers = validate185;
-const schema198 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createEditorVideo__503__headers"};
-
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/createEditorVideo__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate185.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema198.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -46452,19 +46361,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate185.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__path = validate186;
-const schema199 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/getEditorVideo__path"};
+exports.getEditorVideo__path = validate185;
+const schema198 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/getEditorVideo__path"};
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getEditorVideo__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46573,19 +46482,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__query = validate187;
-const schema200 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getEditorVideo__query"};
+exports.getEditorVideo__query = validate186;
+const schema199 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getEditorVideo__query"};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getEditorVideo__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46614,19 +46523,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__header = validate188;
-const schema201 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__header"};
+exports.getEditorVideo__header = validate187;
+const schema200 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__header"};
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getEditorVideo__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate188.evaluated;
+const evaluated0 = validate187.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46645,16 +46554,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate187.errors = vErrors;
+return errors === 0;
+}
+validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getEditorVideo__200__headers = validate188;
+const schema201 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__200__headers"};
+
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getEditorVideo__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate188.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema201.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate188.errors = vErrors;
 return errors === 0;
 }
 validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__200__headers = validate189;
-const schema202 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__200__headers"};
+exports.getEditorVideo__400__headers = validate189;
+const schema202 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__400__headers"};
 
 function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideo__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideo__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate189.evaluated;
@@ -47065,11 +47389,11 @@ return errors === 0;
 }
 validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__400__headers = validate190;
-const schema203 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__400__headers"};
+exports.getEditorVideo__401__headers = validate190;
+const schema203 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__401__headers"};
 
 function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideo__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideo__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate190.evaluated;
@@ -47480,11 +47804,11 @@ return errors === 0;
 }
 validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__401__headers = validate191;
-const schema204 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__401__headers"};
+exports.getEditorVideo__402__headers = validate191;
+const schema204 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__402__headers"};
 
 function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideo__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideo__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate191.evaluated;
@@ -47895,11 +48219,11 @@ return errors === 0;
 }
 validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__402__headers = validate192;
-const schema205 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__402__headers"};
+exports.getEditorVideo__403__headers = validate192;
+const schema205 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__403__headers"};
 
 function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideo__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideo__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate192.evaluated;
@@ -48310,11 +48634,11 @@ return errors === 0;
 }
 validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__403__headers = validate193;
-const schema206 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__403__headers"};
+exports.getEditorVideo__404__headers = validate193;
+const schema206 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__404__headers"};
 
 function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideo__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideo__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate193.evaluated;
@@ -48725,11 +49049,11 @@ return errors === 0;
 }
 validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__404__headers = validate194;
-const schema207 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__404__headers"};
+exports.getEditorVideo__429__headers = validate194;
+const schema207 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__429__headers"};
 
 function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideo__404__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideo__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate194.evaluated;
@@ -48779,421 +49103,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema207.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate194.errors = vErrors;
-return errors === 0;
-}
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getEditorVideo__429__headers = validate195;
-const schema208 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__429__headers"};
-
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideo__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate195.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema208.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -49618,16 +49527,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate194.errors = vErrors;
+return errors === 0;
+}
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getEditorVideo__500__headers = validate195;
+const schema208 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__500__headers"};
+
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getEditorVideo__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate195.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema208.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate195.errors = vErrors;
 return errors === 0;
 }
 validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__500__headers = validate196;
-const schema209 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__500__headers"};
+exports.getEditorVideo__503__headers = validate196;
+const schema209 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__503__headers"};
 
 function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideo__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideo__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate196.evaluated;
@@ -49677,97 +49677,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema209.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate196.errors = vErrors;
-return errors === 0;
-}
-validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getEditorVideo__503__headers = validate197;
-const schema210 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideo__503__headers"};
-
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideo__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate197.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema210.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -49868,19 +49777,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__path = validate198;
-const schema211 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/applyEditorEdits__path"};
+exports.applyEditorEdits__path = validate197;
+const schema210 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/applyEditorEdits__path"};
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/applyEditorEdits__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate197.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49989,19 +49898,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate198.errors = vErrors;
+validate197.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__query = validate199;
-const schema212 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/applyEditorEdits__query"};
+exports.applyEditorEdits__query = validate198;
+const schema211 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/applyEditorEdits__query"};
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/applyEditorEdits__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50030,19 +49939,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__header = validate200;
-const schema213 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__header"};
+exports.applyEditorEdits__header = validate199;
+const schema212 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__header"};
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/applyEditorEdits__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50061,16 +49970,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate199.errors = vErrors;
+return errors === 0;
+}
+validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.applyEditorEdits__200__headers = validate200;
+const schema213 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__200__headers"};
+
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate200.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema213.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate200.errors = vErrors;
 return errors === 0;
 }
 validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__200__headers = validate201;
-const schema214 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__200__headers"};
+exports.applyEditorEdits__400__headers = validate201;
+const schema214 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__400__headers"};
 
 function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate201.evaluated;
@@ -50481,11 +50805,11 @@ return errors === 0;
 }
 validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__400__headers = validate202;
-const schema215 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__400__headers"};
+exports.applyEditorEdits__401__headers = validate202;
+const schema215 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__401__headers"};
 
 function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate202.evaluated;
@@ -50896,11 +51220,11 @@ return errors === 0;
 }
 validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__401__headers = validate203;
-const schema216 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__401__headers"};
+exports.applyEditorEdits__402__headers = validate203;
+const schema216 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__402__headers"};
 
 function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate203.evaluated;
@@ -51311,11 +51635,11 @@ return errors === 0;
 }
 validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__402__headers = validate204;
-const schema217 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__402__headers"};
+exports.applyEditorEdits__403__headers = validate204;
+const schema217 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__403__headers"};
 
 function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate204.evaluated;
@@ -51726,11 +52050,11 @@ return errors === 0;
 }
 validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__403__headers = validate205;
-const schema218 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__403__headers"};
+exports.applyEditorEdits__404__headers = validate205;
+const schema218 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__404__headers"};
 
 function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate205.evaluated;
@@ -52141,11 +52465,11 @@ return errors === 0;
 }
 validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__404__headers = validate206;
-const schema219 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__404__headers"};
+exports.applyEditorEdits__413__headers = validate206;
+const schema219 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__413__headers"};
 
 function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__404__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__413__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate206.evaluated;
@@ -52556,11 +52880,11 @@ return errors === 0;
 }
 validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__413__headers = validate207;
-const schema220 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__413__headers"};
+exports.applyEditorEdits__415__headers = validate207;
+const schema220 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__415__headers"};
 
 function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__413__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__415__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate207.evaluated;
@@ -52971,11 +53295,11 @@ return errors === 0;
 }
 validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__415__headers = validate208;
-const schema221 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__415__headers"};
+exports.applyEditorEdits__429__headers = validate208;
+const schema221 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__429__headers"};
 
 function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__415__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate208.evaluated;
@@ -53025,421 +53349,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema221.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate208.errors = vErrors;
-return errors === 0;
-}
-validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEdits__429__headers = validate209;
-const schema222 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__429__headers"};
-
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate209.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema222.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -53864,16 +53773,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate208.errors = vErrors;
+return errors === 0;
+}
+validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.applyEditorEdits__500__headers = validate209;
+const schema222 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__500__headers"};
+
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate209.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema222.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate209.errors = vErrors;
 return errors === 0;
 }
 validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__500__headers = validate210;
-const schema223 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__500__headers"};
+exports.applyEditorEdits__503__headers = validate210;
+const schema223 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__503__headers"};
 
 function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate210.evaluated;
@@ -53923,97 +53923,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema223.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate210.errors = vErrors;
-return errors === 0;
-}
-validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEdits__503__headers = validate211;
-const schema224 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEdits__503__headers"};
-
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEdits__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate211.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema224.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -54114,19 +54023,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__path = validate212;
-const schema225 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__path"};
+exports.applyEditorEditsViaPost__path = validate211;
+const schema224 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__path"};
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -54235,19 +54144,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__query = validate213;
-const schema226 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__query"};
+exports.applyEditorEditsViaPost__query = validate212;
+const schema225 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__query"};
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate213.evaluated;
+const evaluated0 = validate212.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -54276,19 +54185,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate213.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
-validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__header = validate214;
-const schema227 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__header"};
+exports.applyEditorEditsViaPost__header = validate213;
+const schema226 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__header"};
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
+const evaluated0 = validate213.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -54307,16 +54216,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate213.errors = vErrors;
+return errors === 0;
+}
+validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.applyEditorEditsViaPost__200__headers = validate214;
+const schema227 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__200__headers"};
+
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate214.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema227.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate214.errors = vErrors;
 return errors === 0;
 }
 validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__200__headers = validate215;
-const schema228 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__200__headers"};
+exports.applyEditorEditsViaPost__400__headers = validate215;
+const schema228 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__400__headers"};
 
 function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate215.evaluated;
@@ -54727,11 +55051,11 @@ return errors === 0;
 }
 validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__400__headers = validate216;
-const schema229 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__400__headers"};
+exports.applyEditorEditsViaPost__401__headers = validate216;
+const schema229 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__401__headers"};
 
 function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate216.evaluated;
@@ -55142,11 +55466,11 @@ return errors === 0;
 }
 validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__401__headers = validate217;
-const schema230 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__401__headers"};
+exports.applyEditorEditsViaPost__402__headers = validate217;
+const schema230 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__402__headers"};
 
 function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate217.evaluated;
@@ -55557,11 +55881,11 @@ return errors === 0;
 }
 validate217.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__402__headers = validate218;
-const schema231 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__402__headers"};
+exports.applyEditorEditsViaPost__403__headers = validate218;
+const schema231 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__403__headers"};
 
 function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate218.evaluated;
@@ -55972,11 +56296,11 @@ return errors === 0;
 }
 validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__403__headers = validate219;
-const schema232 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__403__headers"};
+exports.applyEditorEditsViaPost__404__headers = validate219;
+const schema232 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__404__headers"};
 
 function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate219.evaluated;
@@ -56387,11 +56711,11 @@ return errors === 0;
 }
 validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__404__headers = validate220;
-const schema233 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__404__headers"};
+exports.applyEditorEditsViaPost__413__headers = validate220;
+const schema233 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__413__headers"};
 
 function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__404__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__413__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate220.evaluated;
@@ -56802,11 +57126,11 @@ return errors === 0;
 }
 validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__413__headers = validate221;
-const schema234 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__413__headers"};
+exports.applyEditorEditsViaPost__415__headers = validate221;
+const schema234 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__415__headers"};
 
 function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__413__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__415__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate221.evaluated;
@@ -57217,11 +57541,11 @@ return errors === 0;
 }
 validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__415__headers = validate222;
-const schema235 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__415__headers"};
+exports.applyEditorEditsViaPost__429__headers = validate222;
+const schema235 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__429__headers"};
 
 function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__415__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate222.evaluated;
@@ -57271,421 +57595,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema235.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate222.errors = vErrors;
-return errors === 0;
-}
-validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEditsViaPost__429__headers = validate223;
-const schema236 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__429__headers"};
-
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate223.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema236.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -58110,16 +58019,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate222.errors = vErrors;
+return errors === 0;
+}
+validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.applyEditorEditsViaPost__500__headers = validate223;
+const schema236 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__500__headers"};
+
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate223.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema236.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate223.errors = vErrors;
 return errors === 0;
 }
 validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__500__headers = validate224;
-const schema237 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__500__headers"};
+exports.applyEditorEditsViaPost__503__headers = validate224;
+const schema237 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__503__headers"};
 
 function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate224.evaluated;
@@ -58169,97 +58169,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema237.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate224.errors = vErrors;
-return errors === 0;
-}
-validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEditsViaPost__503__headers = validate225;
-const schema238 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/applyEditorEditsViaPost__503__headers"};
-
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/applyEditorEditsViaPost__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate225.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema238.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -58360,19 +58269,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate225.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__path = validate226;
-const schema239 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/addEditorMedia__path"};
+exports.addEditorMedia__path = validate225;
+const schema238 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/addEditorMedia__path"};
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/addEditorMedia__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate226.evaluated;
+const evaluated0 = validate225.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -58481,19 +58390,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate226.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__query = validate227;
-const schema240 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/addEditorMedia__query"};
+exports.addEditorMedia__query = validate226;
+const schema239 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/addEditorMedia__query"};
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/addEditorMedia__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate227.evaluated;
+const evaluated0 = validate226.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -58522,19 +58431,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate227.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__header = validate228;
-const schema241 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__header"};
+exports.addEditorMedia__header = validate227;
+const schema240 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__header"};
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/addEditorMedia__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate227.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -58553,16 +58462,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate227.errors = vErrors;
+return errors === 0;
+}
+validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.addEditorMedia__200__headers = validate228;
+const schema241 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__200__headers"};
+
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate228.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema241.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate228.errors = vErrors;
 return errors === 0;
 }
 validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__200__headers = validate229;
-const schema242 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__200__headers"};
+exports.addEditorMedia__400__headers = validate229;
+const schema242 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__400__headers"};
 
 function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate229.evaluated;
@@ -58973,11 +59297,11 @@ return errors === 0;
 }
 validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__400__headers = validate230;
-const schema243 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__400__headers"};
+exports.addEditorMedia__401__headers = validate230;
+const schema243 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__401__headers"};
 
 function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate230.evaluated;
@@ -59388,11 +59712,11 @@ return errors === 0;
 }
 validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__401__headers = validate231;
-const schema244 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__401__headers"};
+exports.addEditorMedia__402__headers = validate231;
+const schema244 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__402__headers"};
 
 function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate231.evaluated;
@@ -59803,11 +60127,11 @@ return errors === 0;
 }
 validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__402__headers = validate232;
-const schema245 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__402__headers"};
+exports.addEditorMedia__403__headers = validate232;
+const schema245 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__403__headers"};
 
 function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate232.evaluated;
@@ -60218,11 +60542,11 @@ return errors === 0;
 }
 validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__403__headers = validate233;
-const schema246 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__403__headers"};
+exports.addEditorMedia__404__headers = validate233;
+const schema246 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__404__headers"};
 
 function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate233.evaluated;
@@ -60633,11 +60957,11 @@ return errors === 0;
 }
 validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__404__headers = validate234;
-const schema247 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__404__headers"};
+exports.addEditorMedia__413__headers = validate234;
+const schema247 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__413__headers"};
 
 function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__404__headers" */;
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__413__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate234.evaluated;
@@ -61048,11 +61372,11 @@ return errors === 0;
 }
 validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__413__headers = validate235;
-const schema248 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__413__headers"};
+exports.addEditorMedia__415__headers = validate235;
+const schema248 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__415__headers"};
 
 function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__413__headers" */;
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__415__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate235.evaluated;
@@ -61463,11 +61787,11 @@ return errors === 0;
 }
 validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__415__headers = validate236;
-const schema249 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__415__headers"};
+exports.addEditorMedia__429__headers = validate236;
+const schema249 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__429__headers"};
 
 function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__415__headers" */;
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate236.evaluated;
@@ -61517,421 +61841,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema249.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate236.errors = vErrors;
-return errors === 0;
-}
-validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.addEditorMedia__429__headers = validate237;
-const schema250 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__429__headers"};
-
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate237.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema250.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -62356,16 +62265,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate236.errors = vErrors;
+return errors === 0;
+}
+validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.addEditorMedia__500__headers = validate237;
+const schema250 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__500__headers"};
+
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate237.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema250.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate237.errors = vErrors;
 return errors === 0;
 }
 validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__500__headers = validate238;
-const schema251 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__500__headers"};
+exports.addEditorMedia__503__headers = validate238;
+const schema251 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__503__headers"};
 
 function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/addEditorMedia__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate238.evaluated;
@@ -62415,97 +62415,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema251.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate238.errors = vErrors;
-return errors === 0;
-}
-validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.addEditorMedia__503__headers = validate239;
-const schema252 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/addEditorMedia__503__headers"};
-
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/addEditorMedia__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate239.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema252.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -62606,19 +62515,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate239.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
-validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__path = validate240;
-const schema253 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/exportEditorVideo__path"};
+exports.exportEditorVideo__path = validate239;
+const schema252 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/exportEditorVideo__path"};
 
-function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/exportEditorVideo__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate240.evaluated;
+const evaluated0 = validate239.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -62727,19 +62636,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate240.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
-validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__query = validate241;
-const schema254 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/exportEditorVideo__query"};
+exports.exportEditorVideo__query = validate240;
+const schema253 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/exportEditorVideo__query"};
 
-function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/exportEditorVideo__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate241.evaluated;
+const evaluated0 = validate240.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -62768,19 +62677,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate241.errors = vErrors;
+validate240.errors = vErrors;
 return errors === 0;
 }
-validate241.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate240.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__header = validate242;
-const schema255 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__header"};
+exports.exportEditorVideo__header = validate241;
+const schema254 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__header"};
 
-function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/exportEditorVideo__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate242.evaluated;
+const evaluated0 = validate241.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -62799,16 +62708,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate241.errors = vErrors;
+return errors === 0;
+}
+validate241.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.exportEditorVideo__200__headers = validate242;
+const schema255 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__200__headers"};
+
+function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate242.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema255.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate242.errors = vErrors;
 return errors === 0;
 }
 validate242.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__200__headers = validate243;
-const schema256 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__200__headers"};
+exports.exportEditorVideo__400__headers = validate243;
+const schema256 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__400__headers"};
 
 function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate243.evaluated;
@@ -63219,11 +63543,11 @@ return errors === 0;
 }
 validate243.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__400__headers = validate244;
-const schema257 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__400__headers"};
+exports.exportEditorVideo__401__headers = validate244;
+const schema257 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__401__headers"};
 
 function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate244.evaluated;
@@ -63634,11 +63958,11 @@ return errors === 0;
 }
 validate244.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__401__headers = validate245;
-const schema258 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__401__headers"};
+exports.exportEditorVideo__402__headers = validate245;
+const schema258 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__402__headers"};
 
 function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate245.evaluated;
@@ -64049,11 +64373,11 @@ return errors === 0;
 }
 validate245.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__402__headers = validate246;
-const schema259 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__402__headers"};
+exports.exportEditorVideo__403__headers = validate246;
+const schema259 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__403__headers"};
 
 function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate246.evaluated;
@@ -64464,11 +64788,11 @@ return errors === 0;
 }
 validate246.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__403__headers = validate247;
-const schema260 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__403__headers"};
+exports.exportEditorVideo__404__headers = validate247;
+const schema260 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__404__headers"};
 
 function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate247.evaluated;
@@ -64879,11 +65203,11 @@ return errors === 0;
 }
 validate247.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__404__headers = validate248;
-const schema261 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__404__headers"};
+exports.exportEditorVideo__413__headers = validate248;
+const schema261 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__413__headers"};
 
 function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__404__headers" */;
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__413__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate248.evaluated;
@@ -65294,11 +65618,11 @@ return errors === 0;
 }
 validate248.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__413__headers = validate249;
-const schema262 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__413__headers"};
+exports.exportEditorVideo__415__headers = validate249;
+const schema262 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__415__headers"};
 
 function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__413__headers" */;
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__415__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate249.evaluated;
@@ -65709,11 +66033,11 @@ return errors === 0;
 }
 validate249.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__415__headers = validate250;
-const schema263 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__415__headers"};
+exports.exportEditorVideo__429__headers = validate250;
+const schema263 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__429__headers"};
 
 function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__415__headers" */;
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate250.evaluated;
@@ -65763,421 +66087,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema263.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate250.errors = vErrors;
-return errors === 0;
-}
-validate250.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.exportEditorVideo__429__headers = validate251;
-const schema264 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__429__headers"};
-
-function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate251.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema264.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -66602,16 +66511,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate250.errors = vErrors;
+return errors === 0;
+}
+validate250.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.exportEditorVideo__500__headers = validate251;
+const schema264 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__500__headers"};
+
+function validate251(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate251.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema264.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate251.errors = vErrors;
 return errors === 0;
 }
 validate251.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__500__headers = validate252;
-const schema265 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__500__headers"};
+exports.exportEditorVideo__503__headers = validate252;
+const schema265 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__503__headers"};
 
 function validate252(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate252.evaluated;
@@ -66661,97 +66661,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema265.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate252.errors = vErrors;
-return errors === 0;
-}
-validate252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.exportEditorVideo__503__headers = validate253;
-const schema266 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/exportEditorVideo__503__headers"};
-
-function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/exportEditorVideo__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate253.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema266.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -66852,19 +66761,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate253.errors = vErrors;
+validate252.errors = vErrors;
 return errors === 0;
 }
-validate253.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate252.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__path = validate254;
-const schema267 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"export_id":{"type":"string","format":"uuid","maxLength":36}},"required":["id","export_id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/getEditorVideoExport__path"};
+exports.getEditorVideoExport__path = validate253;
+const schema266 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"export_id":{"type":"string","format":"uuid","maxLength":36}},"required":["id","export_id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/getEditorVideoExport__path"};
 
-function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate254.evaluated;
+const evaluated0 = validate253.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67043,19 +66952,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate254.errors = vErrors;
+validate253.errors = vErrors;
 return errors === 0;
 }
-validate254.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate253.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__query = validate255;
-const schema268 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getEditorVideoExport__query"};
+exports.getEditorVideoExport__query = validate254;
+const schema267 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getEditorVideoExport__query"};
 
-function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate255.evaluated;
+const evaluated0 = validate254.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67084,19 +66993,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate255.errors = vErrors;
+validate254.errors = vErrors;
 return errors === 0;
 }
-validate255.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate254.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__header = validate256;
-const schema269 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__header"};
+exports.getEditorVideoExport__header = validate255;
+const schema268 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__header"};
 
-function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate256.evaluated;
+const evaluated0 = validate255.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67115,16 +67024,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate255.errors = vErrors;
+return errors === 0;
+}
+validate255.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getEditorVideoExport__200__headers = validate256;
+const schema269 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__200__headers"};
+
+function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate256.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema269.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate256.errors = vErrors;
 return errors === 0;
 }
 validate256.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__200__headers = validate257;
-const schema270 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__200__headers"};
+exports.getEditorVideoExport__400__headers = validate257;
+const schema270 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__400__headers"};
 
 function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate257.evaluated;
@@ -67535,11 +67859,11 @@ return errors === 0;
 }
 validate257.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__400__headers = validate258;
-const schema271 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__400__headers"};
+exports.getEditorVideoExport__401__headers = validate258;
+const schema271 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__401__headers"};
 
 function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate258.evaluated;
@@ -67950,11 +68274,11 @@ return errors === 0;
 }
 validate258.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__401__headers = validate259;
-const schema272 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__401__headers"};
+exports.getEditorVideoExport__402__headers = validate259;
+const schema272 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__402__headers"};
 
 function validate259(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate259.evaluated;
@@ -68365,11 +68689,11 @@ return errors === 0;
 }
 validate259.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__402__headers = validate260;
-const schema273 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__402__headers"};
+exports.getEditorVideoExport__403__headers = validate260;
+const schema273 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__403__headers"};
 
 function validate260(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate260.evaluated;
@@ -68780,11 +69104,11 @@ return errors === 0;
 }
 validate260.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__403__headers = validate261;
-const schema274 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__403__headers"};
+exports.getEditorVideoExport__404__headers = validate261;
+const schema274 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__404__headers"};
 
 function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate261.evaluated;
@@ -69195,11 +69519,11 @@ return errors === 0;
 }
 validate261.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__404__headers = validate262;
-const schema275 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__404__headers"};
+exports.getEditorVideoExport__429__headers = validate262;
+const schema275 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__429__headers"};
 
 function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__404__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate262.evaluated;
@@ -69249,421 +69573,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema275.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate262.errors = vErrors;
-return errors === 0;
-}
-validate262.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getEditorVideoExport__429__headers = validate263;
-const schema276 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__429__headers"};
-
-function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate263.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema276.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -70088,16 +69997,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate262.errors = vErrors;
+return errors === 0;
+}
+validate262.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getEditorVideoExport__500__headers = validate263;
+const schema276 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__500__headers"};
+
+function validate263(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate263.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema276.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate263.errors = vErrors;
 return errors === 0;
 }
 validate263.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__500__headers = validate264;
-const schema277 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__500__headers"};
+exports.getEditorVideoExport__503__headers = validate264;
+const schema277 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__503__headers"};
 
 function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate264.evaluated;
@@ -70147,97 +70147,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema277.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate264.errors = vErrors;
-return errors === 0;
-}
-validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getEditorVideoExport__503__headers = validate265;
-const schema278 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getEditorVideoExport__503__headers"};
-
-function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getEditorVideoExport__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate265.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema278.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -70338,19 +70247,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate265.errors = vErrors;
+validate264.errors = vErrors;
 return errors === 0;
 }
-validate265.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate264.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__path = validate266;
-const schema279 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"export_id":{"type":"string","format":"uuid","maxLength":36}},"required":["id","export_id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__path"};
+exports.cancelEditorVideoExport__path = validate265;
+const schema278 = {"type":"object","properties":{"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"export_id":{"type":"string","format":"uuid","maxLength":36}},"required":["id","export_id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__path"};
 
-function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate266.evaluated;
+const evaluated0 = validate265.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -70529,19 +70438,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate266.errors = vErrors;
+validate265.errors = vErrors;
 return errors === 0;
 }
-validate266.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate265.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__query = validate267;
-const schema280 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__query"};
+exports.cancelEditorVideoExport__query = validate266;
+const schema279 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__query"};
 
-function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate267.evaluated;
+const evaluated0 = validate266.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -70570,19 +70479,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate267.errors = vErrors;
+validate266.errors = vErrors;
 return errors === 0;
 }
-validate267.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate266.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__header = validate268;
-const schema281 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__header"};
+exports.cancelEditorVideoExport__header = validate267;
+const schema280 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__header"};
 
-function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate268.evaluated;
+const evaluated0 = validate267.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -70601,16 +70510,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate267.errors = vErrors;
+return errors === 0;
+}
+validate267.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.cancelEditorVideoExport__200__headers = validate268;
+const schema281 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__200__headers"};
+
+function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate268.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema281.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate268.errors = vErrors;
 return errors === 0;
 }
 validate268.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__200__headers = validate269;
-const schema282 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__200__headers"};
+exports.cancelEditorVideoExport__400__headers = validate269;
+const schema282 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__400__headers"};
 
 function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate269.evaluated;
@@ -71021,11 +71345,11 @@ return errors === 0;
 }
 validate269.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__400__headers = validate270;
-const schema283 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__400__headers"};
+exports.cancelEditorVideoExport__401__headers = validate270;
+const schema283 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__401__headers"};
 
 function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate270.evaluated;
@@ -71436,11 +71760,11 @@ return errors === 0;
 }
 validate270.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__401__headers = validate271;
-const schema284 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__401__headers"};
+exports.cancelEditorVideoExport__402__headers = validate271;
+const schema284 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__402__headers"};
 
 function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate271.evaluated;
@@ -71851,11 +72175,11 @@ return errors === 0;
 }
 validate271.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__402__headers = validate272;
-const schema285 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__402__headers"};
+exports.cancelEditorVideoExport__403__headers = validate272;
+const schema285 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__403__headers"};
 
 function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate272.evaluated;
@@ -72266,11 +72590,11 @@ return errors === 0;
 }
 validate272.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__403__headers = validate273;
-const schema286 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__403__headers"};
+exports.cancelEditorVideoExport__404__headers = validate273;
+const schema286 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__404__headers"};
 
 function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate273.evaluated;
@@ -72681,11 +73005,11 @@ return errors === 0;
 }
 validate273.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__404__headers = validate274;
-const schema287 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__404__headers"};
+exports.cancelEditorVideoExport__409__headers = validate274;
+const schema287 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__409__headers"};
 
 function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__404__headers" */;
+/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__409__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate274.evaluated;
@@ -73096,11 +73420,11 @@ return errors === 0;
 }
 validate274.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__409__headers = validate275;
-const schema288 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__409__headers"};
+exports.cancelEditorVideoExport__429__headers = validate275;
+const schema288 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__429__headers"};
 
 function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__409__headers" */;
+/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate275.evaluated;
@@ -73150,421 +73474,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema288.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate275.errors = vErrors;
-return errors === 0;
-}
-validate275.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.cancelEditorVideoExport__429__headers = validate276;
-const schema289 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__429__headers"};
-
-function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate276.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema289.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -73989,16 +73898,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate275.errors = vErrors;
+return errors === 0;
+}
+validate275.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.cancelEditorVideoExport__500__headers = validate276;
+const schema289 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__500__headers"};
+
+function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate276.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema289.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate276.errors = vErrors;
 return errors === 0;
 }
 validate276.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__500__headers = validate277;
-const schema290 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__500__headers"};
+exports.cancelEditorVideoExport__503__headers = validate277;
+const schema290 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__503__headers"};
 
 function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate277.evaluated;
@@ -74048,97 +74048,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema290.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate277.errors = vErrors;
-return errors === 0;
-}
-validate277.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.cancelEditorVideoExport__503__headers = validate278;
-const schema291 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/cancelEditorVideoExport__503__headers"};
-
-function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/cancelEditorVideoExport__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate278.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema291.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -74239,19 +74148,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate278.errors = vErrors;
+validate277.errors = vErrors;
 return errors === 0;
 }
-validate278.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate277.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__path = validate279;
-const schema292 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listEditorMedia__path"};
+exports.listEditorMedia__path = validate278;
+const schema291 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listEditorMedia__path"};
 
-function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/listEditorMedia__path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate279.evaluated;
+const evaluated0 = validate278.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -74280,21 +74189,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate279.errors = vErrors;
+validate278.errors = vErrors;
 return errors === 0;
 }
-validate279.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate278.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__query = validate280;
-const schema293 = {"type":"object","properties":{"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"query":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":100,"default":30},"cursor":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listEditorMedia__query"};
-const schema294 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
+exports.listEditorMedia__query = validate279;
+const schema292 = {"type":"object","properties":{"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"query":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":100,"default":30},"cursor":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listEditorMedia__query"};
+const schema293 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
 const pattern317 = new RegExp("^[^\\u0000-\\u001F\\u007F]*$", "u");
 
-function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/listEditorMedia__query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate280.evaluated;
+const evaluated0 = validate279.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -74355,7 +74264,7 @@ data["media_type"] = coerced0;
 }
 }
 if(!((((data0 === "image") || (data0 === "video")) || (data0 === "audio")) || (data0 === "voice"))){
-const err2 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema294.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema293.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -74582,19 +74491,19 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate280.errors = vErrors;
+validate279.errors = vErrors;
 return errors === 0;
 }
-validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate279.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__header = validate281;
-const schema295 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__header"};
+exports.listEditorMedia__header = validate280;
+const schema294 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__header"};
 
-function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/listEditorMedia__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate281.evaluated;
+const evaluated0 = validate280.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -74613,16 +74522,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate280.errors = vErrors;
+return errors === 0;
+}
+validate280.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listEditorMedia__200__headers = validate281;
+const schema295 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__200__headers"};
+
+function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listEditorMedia__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate281.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema295.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate281.errors = vErrors;
 return errors === 0;
 }
 validate281.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__200__headers = validate282;
-const schema296 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__200__headers"};
+exports.listEditorMedia__400__headers = validate282;
+const schema296 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__400__headers"};
 
 function validate282(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorMedia__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorMedia__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate282.evaluated;
@@ -75033,11 +75357,11 @@ return errors === 0;
 }
 validate282.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__400__headers = validate283;
-const schema297 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__400__headers"};
+exports.listEditorMedia__401__headers = validate283;
+const schema297 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__401__headers"};
 
 function validate283(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorMedia__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorMedia__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate283.evaluated;
@@ -75448,11 +75772,11 @@ return errors === 0;
 }
 validate283.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__401__headers = validate284;
-const schema298 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__401__headers"};
+exports.listEditorMedia__402__headers = validate284;
+const schema298 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__402__headers"};
 
 function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorMedia__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorMedia__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate284.evaluated;
@@ -75863,11 +76187,11 @@ return errors === 0;
 }
 validate284.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__402__headers = validate285;
-const schema299 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__402__headers"};
+exports.listEditorMedia__403__headers = validate285;
+const schema299 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__403__headers"};
 
 function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorMedia__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorMedia__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate285.evaluated;
@@ -76278,11 +76602,11 @@ return errors === 0;
 }
 validate285.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__403__headers = validate286;
-const schema300 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__403__headers"};
+exports.listEditorMedia__429__headers = validate286;
+const schema300 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__429__headers"};
 
 function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorMedia__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorMedia__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate286.evaluated;
@@ -76332,421 +76656,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema300.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate286.errors = vErrors;
-return errors === 0;
-}
-validate286.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listEditorMedia__429__headers = validate287;
-const schema301 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__429__headers"};
-
-function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorMedia__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate287.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema301.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -77171,16 +77080,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate286.errors = vErrors;
+return errors === 0;
+}
+validate286.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listEditorMedia__500__headers = validate287;
+const schema301 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__500__headers"};
+
+function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listEditorMedia__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate287.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema301.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate287.errors = vErrors;
 return errors === 0;
 }
 validate287.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__500__headers = validate288;
-const schema302 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__500__headers"};
+exports.listEditorMedia__503__headers = validate288;
+const schema302 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__503__headers"};
 
 function validate288(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorMedia__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/listEditorMedia__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate288.evaluated;
@@ -77230,97 +77230,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema302.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate288.errors = vErrors;
-return errors === 0;
-}
-validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listEditorMedia__503__headers = validate289;
-const schema303 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listEditorMedia__503__headers"};
-
-function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/listEditorMedia__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate289.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema303.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -77421,16 +77330,57 @@ vErrors.push(err7);
 }
 errors++;
 }
+validate288.errors = vErrors;
+return errors === 0;
+}
+validate288.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMedia__path = validate289;
+const schema303 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/uploadEditorMedia__path"};
+
+function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate289.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 validate289.errors = vErrors;
 return errors === 0;
 }
 validate289.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__path = validate290;
-const schema304 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/uploadEditorMedia__path"};
+exports.uploadEditorMedia__query = validate290;
+const schema304 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/uploadEditorMedia__query"};
 
 function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__path" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate290.evaluated;
@@ -77467,55 +77417,14 @@ return errors === 0;
 }
 validate290.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__query = validate291;
-const schema305 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/uploadEditorMedia__query"};
+exports.uploadEditorMedia__header = validate291;
+const schema305 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__header"};
 
 function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate291.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate291.errors = vErrors;
-return errors === 0;
-}
-validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.uploadEditorMedia__header = validate292;
-const schema306 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__header"};
-
-function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate292.evaluated;
+const evaluated0 = validate291.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -77534,16 +77443,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate291.errors = vErrors;
+return errors === 0;
+}
+validate291.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMedia__200__headers = validate292;
+const schema306 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__200__headers"};
+
+function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate292.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema306.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate292.errors = vErrors;
 return errors === 0;
 }
 validate292.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__200__headers = validate293;
-const schema307 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__200__headers"};
+exports.uploadEditorMedia__400__headers = validate293;
+const schema307 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__400__headers"};
 
 function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate293.evaluated;
@@ -77954,11 +78278,11 @@ return errors === 0;
 }
 validate293.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__400__headers = validate294;
-const schema308 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__400__headers"};
+exports.uploadEditorMedia__401__headers = validate294;
+const schema308 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__401__headers"};
 
 function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate294.evaluated;
@@ -78369,11 +78693,11 @@ return errors === 0;
 }
 validate294.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__401__headers = validate295;
-const schema309 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__401__headers"};
+exports.uploadEditorMedia__402__headers = validate295;
+const schema309 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__402__headers"};
 
 function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__401__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate295.evaluated;
@@ -78784,11 +79108,11 @@ return errors === 0;
 }
 validate295.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__402__headers = validate296;
-const schema310 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__402__headers"};
+exports.uploadEditorMedia__403__headers = validate296;
+const schema310 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__403__headers"};
 
 function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__402__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate296.evaluated;
@@ -79199,11 +79523,11 @@ return errors === 0;
 }
 validate296.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__403__headers = validate297;
-const schema311 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__403__headers"};
+exports.uploadEditorMedia__404__headers = validate297;
+const schema311 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__404__headers"};
 
 function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__403__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate297.evaluated;
@@ -79614,11 +79938,11 @@ return errors === 0;
 }
 validate297.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__404__headers = validate298;
-const schema312 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__404__headers"};
+exports.uploadEditorMedia__413__headers = validate298;
+const schema312 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__413__headers"};
 
 function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__404__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__413__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate298.evaluated;
@@ -80029,11 +80353,11 @@ return errors === 0;
 }
 validate298.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__413__headers = validate299;
-const schema313 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__413__headers"};
+exports.uploadEditorMedia__415__headers = validate299;
+const schema313 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__415__headers"};
 
 function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__413__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__415__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate299.evaluated;
@@ -80444,11 +80768,11 @@ return errors === 0;
 }
 validate299.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__415__headers = validate300;
-const schema314 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__415__headers"};
+exports.uploadEditorMedia__429__headers = validate300;
+const schema314 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__429__headers"};
 
 function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__415__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate300.evaluated;
@@ -80498,421 +80822,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema314.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate300.errors = vErrors;
-return errors === 0;
-}
-validate300.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.uploadEditorMedia__429__headers = validate301;
-const schema315 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__429__headers"};
-
-function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate301.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema315.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -81337,16 +81246,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate300.errors = vErrors;
+return errors === 0;
+}
+validate300.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMedia__500__headers = validate301;
+const schema315 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__500__headers"};
+
+function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate301.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema315.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate301.errors = vErrors;
 return errors === 0;
 }
 validate301.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__500__headers = validate302;
-const schema316 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__500__headers"};
+exports.uploadEditorMedia__503__headers = validate302;
+const schema316 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__503__headers"};
 
 function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate302.evaluated;
@@ -81396,97 +81396,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema316.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate302.errors = vErrors;
-return errors === 0;
-}
-validate302.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.uploadEditorMedia__503__headers = validate303;
-const schema317 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMedia__503__headers"};
-
-function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/uploadEditorMedia__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate303.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema317.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -81587,16 +81496,57 @@ vErrors.push(err7);
 }
 errors++;
 }
+validate302.errors = vErrors;
+return errors === 0;
+}
+validate302.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__path = validate303;
+const schema317 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__path"};
+
+function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate303.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 validate303.errors = vErrors;
 return errors === 0;
 }
 validate303.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__path = validate304;
-const schema318 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__path"};
+exports.getHealth__query = validate304;
+const schema318 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__query"};
 
 function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__path" */;
+/*# sourceURL="https://media-api.local/components/params/getHealth__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate304.evaluated;
@@ -81633,55 +81583,14 @@ return errors === 0;
 }
 validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__query = validate305;
-const schema319 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__query"};
+exports.getHealth__header = validate305;
+const schema319 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__header"};
 
 function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate305.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate305.errors = vErrors;
-return errors === 0;
-}
-validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getHealth__header = validate306;
-const schema320 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__header"};
-
-function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getHealth__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate306.evaluated;
+const evaluated0 = validate305.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -81700,16 +81609,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate305.errors = vErrors;
+return errors === 0;
+}
+validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__200__headers = validate306;
+const schema320 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__200__headers"};
+
+function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate306.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema320.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate306.errors = vErrors;
 return errors === 0;
 }
 validate306.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__200__headers = validate307;
-const schema321 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__200__headers"};
+exports.getHealth__400__headers = validate307;
+const schema321 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__400__headers"};
 
 function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getHealth__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate307.evaluated;
@@ -82120,11 +82444,11 @@ return errors === 0;
 }
 validate307.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__400__headers = validate308;
-const schema322 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__400__headers"};
+exports.getHealth__429__headers = validate308;
+const schema322 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__429__headers"};
 
 function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getHealth__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate308.evaluated;
@@ -82174,421 +82498,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema322.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate308.errors = vErrors;
-return errors === 0;
-}
-validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getHealth__429__headers = validate309;
-const schema323 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__429__headers"};
-
-function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate309.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema323.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -83013,19 +82922,19 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate309.errors = vErrors;
+validate308.errors = vErrors;
 return errors === 0;
 }
-validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__500__headers = validate310;
-const schema324 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__500__headers"};
+exports.getHealth__500__headers = validate309;
+const schema323 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__500__headers"};
 
-function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getHealth__500__headers" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate310.evaluated;
+const evaluated0 = validate309.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -83071,7 +82980,7 @@ data["access-control-allow-origin"] = coerced0;
 }
 }
 if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema324.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema323.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -83104,16 +83013,57 @@ vErrors.push(err3);
 }
 errors++;
 }
+validate309.errors = vErrors;
+return errors === 0;
+}
+validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__path = validate310;
+const schema324 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__path"};
+
+function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate310.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 validate310.errors = vErrors;
 return errors === 0;
 }
 validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__path = validate311;
-const schema325 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__path"};
+exports.getReadiness__query = validate311;
+const schema325 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__query"};
 
 function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__path" */;
+/*# sourceURL="https://media-api.local/components/params/getReadiness__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate311.evaluated;
@@ -83150,55 +83100,14 @@ return errors === 0;
 }
 validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__query = validate312;
-const schema326 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__query"};
+exports.getReadiness__header = validate312;
+const schema326 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__header"};
 
 function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate312.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate312.errors = vErrors;
-return errors === 0;
-}
-validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getReadiness__header = validate313;
-const schema327 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__header"};
-
-function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/params/getReadiness__header" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate313.evaluated;
+const evaluated0 = validate312.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -83217,16 +83126,431 @@ vErrors.push(err0);
 }
 errors++;
 }
+validate312.errors = vErrors;
+return errors === 0;
+}
+validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__200__headers = validate313;
+const schema327 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__200__headers"};
+
+function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate313.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema327.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate313.errors = vErrors;
 return errors === 0;
 }
 validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__200__headers = validate314;
-const schema328 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__200__headers"};
+exports.getReadiness__400__headers = validate314;
+const schema328 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__400__headers"};
 
 function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getReadiness__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate314.evaluated;
@@ -83637,11 +83961,11 @@ return errors === 0;
 }
 validate314.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__400__headers = validate315;
-const schema329 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__400__headers"};
+exports.getReadiness__429__headers = validate315;
+const schema329 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__429__headers"};
 
 function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getReadiness__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate315.evaluated;
@@ -83691,421 +84015,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema329.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate315.errors = vErrors;
-return errors === 0;
-}
-validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getReadiness__429__headers = validate316;
-const schema330 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__429__headers"};
-
-function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate316.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema330.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -84530,16 +84439,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate315.errors = vErrors;
+return errors === 0;
+}
+validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__500__headers = validate316;
+const schema330 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__500__headers"};
+
+function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate316.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema330.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate316.errors = vErrors;
 return errors === 0;
 }
 validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__500__headers = validate317;
-const schema331 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__500__headers"};
+exports.getReadiness__503__headers = validate317;
+const schema331 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__503__headers"};
 
 function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/getReadiness__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate317.evaluated;
@@ -84589,97 +84589,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema331.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate317.errors = vErrors;
-return errors === 0;
-}
-validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getReadiness__503__headers = validate318;
-const schema332 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__503__headers"};
-
-function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate318.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema332.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -84780,8 +84689,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate318.errors = vErrors;
+validate317.errors = vErrors;
 return errors === 0;
 }
-validate318.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -23208,8 +23208,8 @@ return errors === 0;
 }
 validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createFacelessVideo__501 = validate316;
-const schema207 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__501"};
+exports.createFacelessVideo__503 = validate316;
+const schema207 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__503"};
 
 function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23405,7 +23405,7 @@ validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createFacelessVideo__501" */;
+/*# sourceURL="https://media-api.local/components/response/createFacelessVideo__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate316.evaluated;
@@ -23424,230 +23424,14 @@ return errors === 0;
 }
 validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createFacelessVideo__503 = validate320;
-const schema209 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__503"};
+exports.getVideo__200 = validate320;
+const schema209 = {"$ref":"https://media-api.local/components#/$defs/Video","$id":"https://media-api.local/components/response/getVideo__200"};
+const schema210 = {"type":"object","description":"Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url, duration_seconds and size_bytes set) or error (refunded); while generating, `stage` says which step runs (script, scenes, voiceover, captions, render) and `progress` the percent of the whole. A completed faceless video is also an editor project with the same id. Editor: always ready (the project exists and opens in the editor; url is null because no export is needed).","additionalProperties":false,"required":["object","id","kind","status","title","url","error","progress","created_at","updated_at"],"properties":{"object":{"type":"string","const":"video"},"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"kind":{"type":"string","enum":["faceless","editor"]},"status":{"type":"string","enum":["queued","generating","completed","error","ready"]},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4; only when a faceless video is completed, else null.","maxLength":4096},"error":{"description":"Structured failure details when status is error, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"stage":{"type":["string","null"],"description":"Faceless videos only: the step running (or reached when it failed): script, scenes, voiceover, captions or render; null when queued, completed, or for editor videos.","enum":["script","scenes","voiceover","captions","render",null]},"duration_seconds":{"type":["number","null"],"description":"Length of the MP4 in seconds (faceless videos, when completed).","minimum":0,"maximum":100000},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 in bytes (faceless videos, when completed).","minimum":0,"maximum":9007199254740991},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed or ready).","minimum":0,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
 
 function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate321.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate321.errors = vErrors;
-return errors === 0;
-}
-validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createFacelessVideo__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate320.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate321(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate321.errors : vErrors.concat(validate321.errors);
-errors = vErrors.length;
-}
-validate320.errors = vErrors;
-return errors === 0;
-}
-validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getVideo__200 = validate324;
-const schema211 = {"$ref":"https://media-api.local/components#/$defs/Video","$id":"https://media-api.local/components/response/getVideo__200"};
-const schema212 = {"type":"object","description":"Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url set) or error (refunded). Editor: always ready (the project exists and opens in the editor; url is null because no export is needed).","additionalProperties":false,"required":["object","id","kind","status","title","url","error","progress","created_at","updated_at"],"properties":{"object":{"type":"string","const":"video"},"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"kind":{"type":"string","enum":["faceless","editor"]},"status":{"type":"string","enum":["queued","generating","completed","error","ready"]},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4; only when a faceless video is completed, else null.","maxLength":4096},"error":{"description":"Structured failure details when status is error, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed or ready).","minimum":0,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-
-function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate325.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23756,7 +23540,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema212.properties, key0))){
+if(!(func10.call(schema210.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -23848,7 +23632,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data2 === "faceless") || (data2 === "editor"))){
-const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema212.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema210.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -23871,7 +23655,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((((data3 === "queued") || (data3 === "generating")) || (data3 === "completed")) || (data3 === "error")) || (data3 === "ready"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema212.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema210.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -23919,7 +23703,7 @@ errors++;
 if(data.url !== undefined){
 let data5 = data.url;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema212.properties.url.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema210.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -24177,10 +23961,10 @@ vErrors = null;
 }
 }
 }
-if(data.progress !== undefined){
-let data11 = data.progress;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err44 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.stage !== undefined){
+let data11 = data.stage;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err44 = {instancePath:instancePath+"/stage",schemaPath:"#/properties/stage/type",keyword:"type",params:{type: schema210.properties.stage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -24189,9 +23973,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 100 || isNaN(data11)){
-const err45 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(!((((((data11 === "script") || (data11 === "scenes")) || (data11 === "voiceover")) || (data11 === "captions")) || (data11 === "render")) || (data11 === null))){
+const err45 = {instancePath:instancePath+"/stage",schemaPath:"#/properties/stage/enum",keyword:"enum",params:{allowedValues: schema210.properties.stage.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -24200,8 +23983,11 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data11 < 0 || isNaN(data11)){
-const err46 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data.duration_seconds !== undefined){
+let data12 = data.duration_seconds;
+if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
+const err46 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema210.properties.duration_seconds.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -24210,8 +23996,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(!(formats6.validate(data11))){
-const err47 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 100000 || isNaN(data12)){
+const err47 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -24220,13 +24007,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-}
-if(data.created_at !== undefined){
-let data12 = data.created_at;
-if(typeof data12 === "string"){
-if(func1(data12) > 40){
-const err48 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(data12 < 0 || isNaN(data12)){
+const err48 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -24235,8 +24017,12 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(!(formats46.validate(data12))){
-const err49 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+if(data.size_bytes !== undefined){
+let data13 = data.size_bytes;
+if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
+const err49 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema210.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -24245,9 +24031,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-else {
-const err50 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 9007199254740991 || isNaN(data13)){
+const err50 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -24256,12 +24042,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-if(data.updated_at !== undefined){
-let data13 = data.updated_at;
-if(typeof data13 === "string"){
-if(func1(data13) > 40){
-const err51 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(data13 < 0 || isNaN(data13)){
+const err51 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -24270,8 +24052,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(!(formats46.validate(data13))){
-const err52 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(!(formats18.validate(data13))){
+const err52 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -24281,8 +24063,11 @@ vErrors.push(err52);
 errors++;
 }
 }
-else {
-const err53 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.progress !== undefined){
+let data14 = data.progress;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err53 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -24291,10 +24076,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-}
-else {
-const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 100 || isNaN(data14)){
+const err54 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -24303,14 +24087,139 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate325.errors = vErrors;
+if(data14 < 0 || isNaN(data14)){
+const err55 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if(!(formats6.validate(data14))){
+const err56 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+if(data.created_at !== undefined){
+let data15 = data.created_at;
+if(typeof data15 === "string"){
+if(func1(data15) > 40){
+const err57 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(!(formats46.validate(data15))){
+const err58 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data16 = data.updated_at;
+if(typeof data16 === "string"){
+if(func1(data16) > 40){
+const err60 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if(!(formats46.validate(data16))){
+const err61 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+else {
+const err63 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+validate321.errors = vErrors;
 return errors === 0;
 }
-validate325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getVideo__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate320.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate321(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate321.errors : vErrors.concat(validate321.errors);
+errors = vErrors.length;
+}
+validate320.errors = vErrors;
+return errors === 0;
+}
+validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getVideo__400 = validate323;
+const schema212 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__400"};
 
 function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate324.evaluated;
@@ -24320,17 +24229,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate325(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate325.errors : vErrors.concat(validate325.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate324.errors = vErrors;
 return errors === 0;
 }
 validate324.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__400 = validate327;
-const schema214 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__400"};
+
+function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getVideo__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate323.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate324(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate324.errors : vErrors.concat(validate324.errors);
+errors = vErrors.length;
+}
+validate323.errors = vErrors;
+return errors === 0;
+}
+validate323.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getVideo__401 = validate327;
+const schema214 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__401"};
 
 function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24526,7 +24629,7 @@ validate328.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate327(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__400" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate327.evaluated;
@@ -24545,8 +24648,8 @@ return errors === 0;
 }
 validate327.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__401 = validate331;
-const schema216 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__401"};
+exports.getVideo__402 = validate331;
+const schema216 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__402"};
 
 function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24742,7 +24845,7 @@ validate332.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__401" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate331.evaluated;
@@ -24761,8 +24864,8 @@ return errors === 0;
 }
 validate331.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__402 = validate335;
-const schema218 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__402"};
+exports.getVideo__403 = validate335;
+const schema218 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__403"};
 
 function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24958,7 +25061,7 @@ validate336.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__402" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate335.evaluated;
@@ -24977,8 +25080,8 @@ return errors === 0;
 }
 validate335.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__403 = validate339;
-const schema220 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__403"};
+exports.getVideo__404 = validate339;
+const schema220 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__404"};
 
 function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25174,7 +25277,7 @@ validate340.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__403" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate339.evaluated;
@@ -25193,8 +25296,8 @@ return errors === 0;
 }
 validate339.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__404 = validate343;
-const schema222 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__404"};
+exports.getVideo__429 = validate343;
+const schema222 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__429"};
 
 function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25390,7 +25493,7 @@ validate344.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__404" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate343.evaluated;
@@ -25409,8 +25512,8 @@ return errors === 0;
 }
 validate343.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__429 = validate347;
-const schema224 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__429"};
+exports.getVideo__500 = validate347;
+const schema224 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__500"};
 
 function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25606,7 +25709,7 @@ validate348.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__429" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate347.evaluated;
@@ -25625,8 +25728,8 @@ return errors === 0;
 }
 validate347.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__500 = validate351;
-const schema226 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__500"};
+exports.getVideo__503 = validate351;
+const schema226 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__503"};
 
 function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25822,7 +25925,7 @@ validate352.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__500" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate351.evaluated;
@@ -25841,233 +25944,17 @@ return errors === 0;
 }
 validate351.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__503 = validate355;
-const schema228 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__503"};
+exports.listReferenceInspirations__200 = validate355;
+const schema228 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationsResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__200"};
+const schema229 = {"description":"Response of GET /reference-inspirations; `object` says which of the three modes answered.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationList"},{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationRecommendations"},{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestions"}]};
+const schema230 = {"type":"object","description":"The saved references (newest first, up to limit) and the valid template targets.","additionalProperties":false,"required":["object","data","template_targets"],"properties":{"object":{"type":"string","const":"reference_inspiration_list"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"}},"template_targets":{"type":"array","description":"Valid places to store references (same as GET /assets reference_template_targets), filtered by the query.","maxItems":500,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTarget"}}}};
+const schema231 = {"type":"object","description":"A saved reference inspiration. Status: processing (analysis queued or running) → ready (usable as custom_reference_inspiration_id), rejected (the media was refused, e.g. by review or policy) or failed (analysis failed; the credits were refunded). `error` says why for rejected and failed.","additionalProperties":false,"required":["object","id","status","template_slug","template_category","media_kind","visibility","review_status","label","media","error","credits_deducted","created_at","updated_at"],"properties":{"object":{"type":"string","const":"reference_inspiration"},"id":{"type":"string","format":"uuid","description":"Passed as custom_reference_inspiration_id once ready.","maxLength":36},"status":{"type":"string","enum":["processing","ready","rejected","failed"]},"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","enum":["private","public"]},"review_status":{"type":"string","description":"not_required for private references; pending, approved or rejected for public ones.","enum":["not_required","pending","approved","rejected"]},"label":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"media":{"type":"array","description":"The stored media items, in the order given (image_urls first, then images). Media given by URL appear once the analysis has fetched them (status ready).","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaItem"}},"error":{"description":"Why the reference was rejected or failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"credits_deducted":{"type":"integer","format":"int64","description":"Credits charged for this reference (30 per media item).","minimum":0,"maximum":1000000000},"idempotent_replay":{"type":"boolean","description":"POST only; present and true when this is the replay of a completed request with the same idempotency key."},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema234 = {"type":"object","description":"One stored media item of a reference.","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","enum":["image","video"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the stored copy.","maxLength":4096}}};
 
-function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate356.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate356.errors = vErrors;
-return errors === 0;
-}
-validate356.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate355.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate356(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate356.errors : vErrors.concat(validate356.errors);
-errors = vErrors.length;
-}
-validate355.errors = vErrors;
-return errors === 0;
-}
-validate355.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listReferenceInspirations__200 = validate359;
-const schema230 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationsResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__200"};
-const schema231 = {"description":"Response of GET /reference-inspirations; `object` says which of the three modes answered.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationList"},{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationRecommendations"},{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestions"}]};
-const schema232 = {"type":"object","description":"The saved references (newest first, up to limit) and the valid template targets.","additionalProperties":false,"required":["object","data","template_targets"],"properties":{"object":{"type":"string","const":"reference_inspiration_list"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"}},"template_targets":{"type":"array","description":"Valid places to store references (same as GET /assets reference_template_targets), filtered by the query.","maxItems":500,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTarget"}}}};
-const schema233 = {"type":"object","description":"A saved reference inspiration. Status: processing (analysis queued or running) → ready (usable as custom_reference_inspiration_id), rejected (the media was refused, e.g. by review or policy) or failed (analysis failed; the credits were refunded). `error` says why for rejected and failed.","additionalProperties":false,"required":["object","id","status","template_slug","template_category","media_kind","visibility","review_status","label","media","error","credits_deducted","created_at","updated_at"],"properties":{"object":{"type":"string","const":"reference_inspiration"},"id":{"type":"string","format":"uuid","description":"Passed as custom_reference_inspiration_id once ready.","maxLength":36},"status":{"type":"string","enum":["processing","ready","rejected","failed"]},"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","enum":["private","public"]},"review_status":{"type":"string","description":"not_required for private references; pending, approved or rejected for public ones.","enum":["not_required","pending","approved","rejected"]},"label":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"media":{"type":"array","description":"The stored media items, in the order given (image_urls first, then images). Media given by URL appear once the analysis has fetched them (status ready).","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaItem"}},"error":{"description":"Why the reference was rejected or failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"credits_deducted":{"type":"integer","format":"int64","description":"Credits charged for this reference (30 per media item).","minimum":0,"maximum":1000000000},"idempotent_replay":{"type":"boolean","description":"POST only; present and true when this is the replay of a completed request with the same idempotency key."},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema236 = {"type":"object","description":"One stored media item of a reference.","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","enum":["image","video"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the stored copy.","maxLength":4096}}};
-
-function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate362.evaluated;
+const evaluated0 = validate358.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26216,7 +26103,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema233.properties, key0))){
+if(!(func10.call(schema231.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -26298,7 +26185,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data2 === "processing") || (data2 === "ready")) || (data2 === "rejected")) || (data2 === "failed"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema233.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema231.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -26402,7 +26289,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data6 === "private") || (data6 === "public"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema233.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema231.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -26425,7 +26312,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data7 === "not_required") || (data7 === "pending")) || (data7 === "approved")) || (data7 === "rejected"))){
-const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema233.properties.review_status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema231.properties.review_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -26438,7 +26325,7 @@ errors++;
 if(data.label !== undefined){
 let data8 = data.label;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema233.properties.label.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema231.properties.label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -26532,7 +26419,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!((data11 === "image") || (data11 === "video"))){
-const err41 = {instancePath:instancePath+"/media/" + i0+"/type",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaItem/properties/type/enum",keyword:"enum",params:{allowedValues: schema236.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/media/" + i0+"/type",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaItem/properties/type/enum",keyword:"enum",params:{allowedValues: schema234.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -26965,16 +26852,16 @@ vErrors.push(err75);
 }
 errors++;
 }
-validate362.errors = vErrors;
+validate358.errors = vErrors;
 return errors === 0;
 }
-validate362.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate358.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate361.evaluated;
+const evaluated0 = validate357.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27062,8 +26949,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate362(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate362.errors : vErrors.concat(validate362.errors);
+if(!(validate358(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate358.errors : vErrors.concat(validate358.errors);
 errors = vErrors.length;
 }
 }
@@ -27122,18 +27009,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate361.errors = vErrors;
+validate357.errors = vErrors;
 return errors === 0;
 }
-validate361.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate357.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema238 = {"type":"object","description":"Ready saved references ranked for the requested template, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"reference_inspiration_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/RecommendedReferenceInspiration"}}}};
-const schema239 = {"type":"object","description":"A recommended reference with its score.","additionalProperties":false,"required":["reference_inspiration","score","reason"],"properties":{"reference_inspiration":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"},"score":{"type":"number","description":"Relevance from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","description":"Why it fits, in one sentence.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema236 = {"type":"object","description":"Ready saved references ranked for the requested template, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"reference_inspiration_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/RecommendedReferenceInspiration"}}}};
+const schema237 = {"type":"object","description":"A recommended reference with its score.","additionalProperties":false,"required":["reference_inspiration","score","reason"],"properties":{"reference_inspiration":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"},"score":{"type":"number","description":"Relevance from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","description":"Why it fits, in one sentence.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
-function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate367.evaluated;
+const evaluated0 = validate363.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27184,8 +27071,8 @@ errors++;
 }
 }
 if(data.reference_inspiration !== undefined){
-if(!(validate362(data.reference_inspiration, {instancePath:instancePath+"/reference_inspiration",parentData:data,parentDataProperty:"reference_inspiration",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate362.errors : vErrors.concat(validate362.errors);
+if(!(validate358(data.reference_inspiration, {instancePath:instancePath+"/reference_inspiration",parentData:data,parentDataProperty:"reference_inspiration",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate358.errors : vErrors.concat(validate358.errors);
 errors = vErrors.length;
 }
 }
@@ -27270,16 +27157,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate367.errors = vErrors;
+validate363.errors = vErrors;
 return errors === 0;
 }
-validate367.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate363.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate366.evaluated;
+const evaluated0 = validate362.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27357,8 +27244,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate367(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
+if(!(validate363(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate363.errors : vErrors.concat(validate363.errors);
 errors = vErrors.length;
 }
 }
@@ -27385,18 +27272,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate366.errors = vErrors;
+validate362.errors = vErrors;
 return errors === 0;
 }
-validate366.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate362.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema240 = {"type":"object","description":"Suggested targets for new reference media (seed 4.7), best first.","additionalProperties":false,"required":["object","media_kind","image_count","has_video","suggestions","next_step"],"properties":{"object":{"type":"string","const":"reference_template_target_suggestions"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"image_count":{"type":"integer","format":"int32","description":"Number of image_url values considered.","minimum":0,"maximum":10},"has_video":{"type":"boolean"},"suggestions":{"type":"array","maxItems":12,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestion"}},"next_step":{"type":"string","description":"What to do next, addressed to the agent.","maxLength":1000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
-const schema242 = {"type":"object","description":"One suggested target.","additionalProperties":false,"required":["template_slug","template_category","label","accepts_media_kinds","score","reason"],"properties":{"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"label":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"accepts_media_kinds":{"type":"array","maxItems":3,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"}},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema238 = {"type":"object","description":"Suggested targets for new reference media (seed 4.7), best first.","additionalProperties":false,"required":["object","media_kind","image_count","has_video","suggestions","next_step"],"properties":{"object":{"type":"string","const":"reference_template_target_suggestions"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"image_count":{"type":"integer","format":"int32","description":"Number of image_url values considered.","minimum":0,"maximum":10},"has_video":{"type":"boolean"},"suggestions":{"type":"array","maxItems":12,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestion"}},"next_step":{"type":"string","description":"What to do next, addressed to the agent.","maxLength":1000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
+const schema240 = {"type":"object","description":"One suggested target.","additionalProperties":false,"required":["template_slug","template_category","label","accepts_media_kinds","score","reason"],"properties":{"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"label":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"accepts_media_kinds":{"type":"array","maxItems":3,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"}},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
-function validate372(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate372.evaluated;
+const evaluated0 = validate368.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27719,16 +27606,16 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate372.errors = vErrors;
+validate368.errors = vErrors;
 return errors === 0;
 }
-validate372.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate368.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate371.evaluated;
+const evaluated0 = validate367.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27926,8 +27813,8 @@ errors++;
 }
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate372(data4[i0], {instancePath:instancePath+"/suggestions/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate372.errors : vErrors.concat(validate372.errors);
+if(!(validate368(data4[i0], {instancePath:instancePath+"/suggestions/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate368.errors : vErrors.concat(validate368.errors);
 errors = vErrors.length;
 }
 }
@@ -27989,16 +27876,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate371.errors = vErrors;
+validate367.errors = vErrors;
 return errors === 0;
 }
-validate371.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate367.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate360.evaluated;
+const evaluated0 = validate356.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28009,8 +27896,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate361(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate361.errors : vErrors.concat(validate361.errors);
+if(!(validate357(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -28020,8 +27907,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate366(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate366.errors : vErrors.concat(validate366.errors);
+if(!(validate362(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate362.errors : vErrors.concat(validate362.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -28038,8 +27925,8 @@ props0 = true;
 }
 }
 const _errs3 = errors;
-if(!(validate371(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate371.errors : vErrors.concat(validate371.errors);
+if(!(validate367(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs3 === errors;
@@ -28078,39 +27965,255 @@ vErrors = null;
 }
 }
 }
-validate360.errors = vErrors;
+validate356.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate360.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate356.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate359.evaluated;
+const evaluated0 = validate355.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate360(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
+if(!(validate356(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate356.errors : vErrors.concat(validate356.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate360.evaluated.props;
+var props0 = validate356.evaluated.props;
 }
-validate359.errors = vErrors;
+validate355.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate359.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate355.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.listReferenceInspirations__400 = validate376;
-const schema245 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__400"};
+exports.listReferenceInspirations__400 = validate372;
+const schema243 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__400"};
+
+function validate373(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate373.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate373.errors = vErrors;
+return errors === 0;
+}
+validate373.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate372(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate372.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate373(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate373.errors : vErrors.concat(validate373.errors);
+errors = vErrors.length;
+}
+validate372.errors = vErrors;
+return errors === 0;
+}
+validate372.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listReferenceInspirations__401 = validate376;
+const schema245 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__401"};
 
 function validate377(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28306,7 +28409,7 @@ validate377.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__400" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate376.evaluated;
@@ -28325,8 +28428,8 @@ return errors === 0;
 }
 validate376.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__401 = validate380;
-const schema247 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__401"};
+exports.listReferenceInspirations__402 = validate380;
+const schema247 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__402"};
 
 function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28522,7 +28625,7 @@ validate381.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__401" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate380.evaluated;
@@ -28541,8 +28644,8 @@ return errors === 0;
 }
 validate380.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__402 = validate384;
-const schema249 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__402"};
+exports.listReferenceInspirations__403 = validate384;
+const schema249 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__403"};
 
 function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28738,7 +28841,7 @@ validate385.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__402" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate384.evaluated;
@@ -28757,8 +28860,8 @@ return errors === 0;
 }
 validate384.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__403 = validate388;
-const schema251 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__403"};
+exports.listReferenceInspirations__429 = validate388;
+const schema251 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__429"};
 
 function validate389(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28954,7 +29057,7 @@ validate389.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate388(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__403" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate388.evaluated;
@@ -28973,8 +29076,8 @@ return errors === 0;
 }
 validate388.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__429 = validate392;
-const schema253 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__429"};
+exports.listReferenceInspirations__500 = validate392;
+const schema253 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__500"};
 
 function validate393(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29170,7 +29273,7 @@ validate393.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate392(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__429" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate392.evaluated;
@@ -29189,8 +29292,8 @@ return errors === 0;
 }
 validate392.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__500 = validate396;
-const schema255 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__500"};
+exports.listReferenceInspirations__503 = validate396;
+const schema255 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__503"};
 
 function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29386,7 +29489,7 @@ validate397.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate396(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__500" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate396.evaluated;
@@ -29405,229 +29508,13 @@ return errors === 0;
 }
 validate396.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__503 = validate400;
-const schema257 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__503"};
+exports.createReferenceInspiration__200 = validate400;
+const schema257 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration","$id":"https://media-api.local/components/response/createReferenceInspiration__200"};
 
 function validate401(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate401.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate401.errors = vErrors;
-return errors === 0;
-}
-validate401.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate400(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate400.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate401(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate401.errors : vErrors.concat(validate401.errors);
-errors = vErrors.length;
-}
-validate400.errors = vErrors;
-return errors === 0;
-}
-validate400.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createReferenceInspiration__200 = validate404;
-const schema259 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration","$id":"https://media-api.local/components/response/createReferenceInspiration__200"};
-
-function validate405(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate405.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29776,7 +29663,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema233.properties, key0))){
+if(!(func10.call(schema231.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -29858,7 +29745,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data2 === "processing") || (data2 === "ready")) || (data2 === "rejected")) || (data2 === "failed"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema233.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema231.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -29962,7 +29849,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data6 === "private") || (data6 === "public"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema233.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema231.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29985,7 +29872,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data7 === "not_required") || (data7 === "pending")) || (data7 === "approved")) || (data7 === "rejected"))){
-const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema233.properties.review_status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema231.properties.review_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -29998,7 +29885,7 @@ errors++;
 if(data.label !== undefined){
 let data8 = data.label;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema233.properties.label.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema231.properties.label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -30092,7 +29979,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!((data11 === "image") || (data11 === "video"))){
-const err41 = {instancePath:instancePath+"/media/" + i0+"/type",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaItem/properties/type/enum",keyword:"enum",params:{allowedValues: schema236.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/media/" + i0+"/type",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaItem/properties/type/enum",keyword:"enum",params:{allowedValues: schema234.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -30525,14 +30412,36 @@ vErrors.push(err75);
 }
 errors++;
 }
-validate405.errors = vErrors;
+validate401.errors = vErrors;
 return errors === 0;
 }
-validate405.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate401.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate400(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate400.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate401(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate401.errors : vErrors.concat(validate401.errors);
+errors = vErrors.length;
+}
+validate400.errors = vErrors;
+return errors === 0;
+}
+validate400.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createReferenceInspiration__400 = validate403;
+const schema263 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__400"};
 
 function validate404(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate404.evaluated;
@@ -30542,17 +30451,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate405(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate405.errors : vErrors.concat(validate405.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate404.errors = vErrors;
 return errors === 0;
 }
 validate404.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__400 = validate407;
-const schema265 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__400"};
+
+function validate403(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate403.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate404(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate404.errors : vErrors.concat(validate404.errors);
+errors = vErrors.length;
+}
+validate403.errors = vErrors;
+return errors === 0;
+}
+validate403.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createReferenceInspiration__401 = validate407;
+const schema265 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__401"};
 
 function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30748,7 +30851,7 @@ validate408.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate407(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__400" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate407.evaluated;
@@ -30767,8 +30870,8 @@ return errors === 0;
 }
 validate407.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__401 = validate411;
-const schema267 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__401"};
+exports.createReferenceInspiration__402 = validate411;
+const schema267 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__402"};
 
 function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30964,7 +31067,7 @@ validate412.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate411(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__401" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate411.evaluated;
@@ -30983,8 +31086,8 @@ return errors === 0;
 }
 validate411.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__402 = validate415;
-const schema269 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__402"};
+exports.createReferenceInspiration__403 = validate415;
+const schema269 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__403"};
 
 function validate416(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31180,7 +31283,7 @@ validate416.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate415(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__402" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate415.evaluated;
@@ -31199,8 +31302,8 @@ return errors === 0;
 }
 validate415.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__403 = validate419;
-const schema271 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__403"};
+exports.createReferenceInspiration__409 = validate419;
+const schema271 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__409"};
 
 function validate420(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31396,7 +31499,7 @@ validate420.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate419(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__403" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__409" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate419.evaluated;
@@ -31415,8 +31518,8 @@ return errors === 0;
 }
 validate419.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__409 = validate423;
-const schema273 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__409"};
+exports.createReferenceInspiration__413 = validate423;
+const schema273 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__413"};
 
 function validate424(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31612,7 +31715,7 @@ validate424.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate423(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__409" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate423.evaluated;
@@ -31631,8 +31734,8 @@ return errors === 0;
 }
 validate423.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__413 = validate427;
-const schema275 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__413"};
+exports.createReferenceInspiration__415 = validate427;
+const schema275 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__415"};
 
 function validate428(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31828,7 +31931,7 @@ validate428.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate427(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__413" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate427.evaluated;
@@ -31847,8 +31950,8 @@ return errors === 0;
 }
 validate427.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__415 = validate431;
-const schema277 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__415"};
+exports.createReferenceInspiration__429 = validate431;
+const schema277 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__429"};
 
 function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32044,7 +32147,7 @@ validate432.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate431(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__415" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate431.evaluated;
@@ -32063,8 +32166,8 @@ return errors === 0;
 }
 validate431.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__429 = validate435;
-const schema279 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__429"};
+exports.createReferenceInspiration__500 = validate435;
+const schema279 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__500"};
 
 function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32260,7 +32363,7 @@ validate436.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate435(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__429" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate435.evaluated;
@@ -32279,8 +32382,8 @@ return errors === 0;
 }
 validate435.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__500 = validate439;
-const schema281 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__500"};
+exports.createReferenceInspiration__503 = validate439;
+const schema281 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__503"};
 
 function validate440(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32476,7 +32579,7 @@ validate440.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__500" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate439.evaluated;
@@ -32495,237 +32598,21 @@ return errors === 0;
 }
 validate439.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__503 = validate443;
-const schema283 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__503"};
+exports.listEditorVideos__200 = validate443;
+const schema283 = {"$ref":"https://media-api.local/components#/$defs/EditorVideoList","$id":"https://media-api.local/components/response/listEditorVideos__200"};
+const schema284 = {"type":"object","description":"One page of editor videos, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
+const schema285 = {"type":"object","description":"An editable video project. status is always ready (it opens in the editor; no export is needed). duration_seconds is derived from the items (the end of the last item). version starts at 1 and increases by 1 with every change (edits, added media).","additionalProperties":false,"required":["object","id","title","status","aspect_ratio","width","height","fps","duration_seconds","version","tracks","items","edits","created_at","updated_at"],"properties":{"object":{"type":"string","const":"editor_video"},"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"status":{"type":"string","enum":["ready"]},"aspect_ratio":{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"},"width":{"type":"integer","format":"int32","description":"Frame width in pixels.","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","description":"Frame height in pixels.","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","minimum":0,"maximum":14400},"version":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"tracks":{"type":"array","description":"Tracks in drawing order (order ascending).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"}},"items":{"type":"array","description":"Items ordered by from_seconds, then layer.","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/EditorItem"}},"edits":{"type":"array","description":"The most recent edits (up to 50), newest first.","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/EditorEditHistoryEntry"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema286 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
+const schema309 = {"type":"object","description":"One applied PATCH in the project's edit history.","additionalProperties":false,"required":["version","instructions","operation_count","created_at"],"properties":{"version":{"type":"integer","format":"int64","description":"The project version this edit produced.","minimum":2,"maximum":9007199254740991},"instructions":{"type":["string","null"],"description":"The instructions sent with the edit, or null.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operation_count":{"type":"integer","format":"int32","minimum":1,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema287 = {"type":"object","description":"A track of the timeline. order 0 is drawn first (bottom).","additionalProperties":false,"required":["track_id","type","name","order"],"properties":{"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"name":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"order":{"type":"integer","format":"int32","minimum":0,"maximum":999},"muted":{"type":"boolean","description":"Audio of the track is muted (absent means false)."}}};
+const schema288 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema289 = {"type":"string","description":"Kind of a timeline item (and of the track that holds it).","enum":["video","image","audio","text","captions"]};
+const pattern169 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
 
-function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate446(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate444.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate444.errors = vErrors;
-return errors === 0;
-}
-validate444.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate443(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate443.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate444(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
-errors = vErrors.length;
-}
-validate443.errors = vErrors;
-return errors === 0;
-}
-validate443.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listEditorVideos__200 = validate447;
-const schema285 = {"$ref":"https://media-api.local/components#/$defs/EditorVideoList","$id":"https://media-api.local/components/response/listEditorVideos__200"};
-const schema286 = {"type":"object","description":"One page of editor videos, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
-const schema287 = {"type":"object","description":"An editable video project. status is always ready (it opens in the editor; no export is needed). duration_seconds is derived from the items (the end of the last item). version starts at 1 and increases by 1 with every change (edits, added media).","additionalProperties":false,"required":["object","id","title","status","aspect_ratio","width","height","fps","duration_seconds","version","tracks","items","edits","created_at","updated_at"],"properties":{"object":{"type":"string","const":"editor_video"},"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"status":{"type":"string","enum":["ready"]},"aspect_ratio":{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"},"width":{"type":"integer","format":"int32","description":"Frame width in pixels.","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","description":"Frame height in pixels.","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","minimum":0,"maximum":14400},"version":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"tracks":{"type":"array","description":"Tracks in drawing order (order ascending).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"}},"items":{"type":"array","description":"Items ordered by from_seconds, then layer.","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/EditorItem"}},"edits":{"type":"array","description":"The most recent edits (up to 50), newest first.","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/EditorEditHistoryEntry"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema288 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
-const schema311 = {"type":"object","description":"One applied PATCH in the project's edit history.","additionalProperties":false,"required":["version","instructions","operation_count","created_at"],"properties":{"version":{"type":"integer","format":"int64","description":"The project version this edit produced.","minimum":2,"maximum":9007199254740991},"instructions":{"type":["string","null"],"description":"The instructions sent with the edit, or null.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operation_count":{"type":"integer","format":"int32","minimum":1,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema289 = {"type":"object","description":"A track of the timeline. order 0 is drawn first (bottom).","additionalProperties":false,"required":["track_id","type","name","order"],"properties":{"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"name":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"order":{"type":"integer","format":"int32","minimum":0,"maximum":999},"muted":{"type":"boolean","description":"Audio of the track is muted (absent means false)."}}};
-const schema290 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
-const schema291 = {"type":"string","description":"Kind of a timeline item (and of the track that holds it).","enum":["video","image","audio","text","captions"]};
-const pattern170 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
-
-function validate450(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate450.evaluated;
+const evaluated0 = validate446.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32808,7 +32695,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern170.test(data0)){
+if(!pattern169.test(data0)){
 const err7 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -32843,7 +32730,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data1 === "video") || (data1 === "image")) || (data1 === "audio")) || (data1 === "text")) || (data1 === "captions"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema291.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema289.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -32956,24 +32843,24 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate450.errors = vErrors;
+validate446.errors = vErrors;
 return errors === 0;
 }
-validate450.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate446.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema292 = {"type":"object","description":"A timeline item. Every item carries every field; fields that do not apply to its type hold neutral values (audio fields of images and text: 0 dB, no fades; text, captions and style of media items: null; media_id of text and captions: null).","additionalProperties":false,"required":["item_id","track_id","type","media_id","from_seconds","duration_seconds","source_start_seconds","playback_rate","volume_db","audio_fade_in_seconds","audio_fade_out_seconds","audio_role","fit","transform","animation","transition","text","captions","style","layer"],"properties":{"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"media_id":{"type":["string","null"],"format":"uuid","description":"The editor media shown or played (video, image, audio items), else null.","maxLength":36},"from_seconds":{"type":"number","description":"Start on the project timeline.","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","description":"Visible/audible length on the timeline.","minimum":0.01,"maximum":14400},"source_start_seconds":{"type":"number","description":"Trim into the source media (0 for images, text and captions).","minimum":0,"maximum":86400},"playback_rate":{"type":"number","description":"Speed of the source (1 is normal).","minimum":0.25,"maximum":4},"volume_db":{"type":"number","description":"Gain in dB (0 unchanged, -60 silent).","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600},"audio_role":{"description":"Role of audio-bearing items (video and audio), else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/AudioRole"},{"type":"null"}]},"fit":{"$ref":"https://media-api.local/components#/$defs/Fit"},"transform":{"$ref":"https://media-api.local/components#/$defs/Transform"},"animation":{"description":"Enter/exit animations, or null when the item has none.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemAnimation"},{"type":"null"}]},"transition":{"description":"The transition into this item from a preceding one, or null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemTransition"},{"type":"null"}]},"text":{"type":["string","null"],"description":"Text of text items, else null.","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"captions":{"type":["array","null"],"description":"Cues of captions items, else null.","maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"description":"Style of text and captions items, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/TextStyle"},{"type":"null"}]},"layer":{"type":"integer","format":"int32","description":"Z-order in the frame; higher is in front (ties: the track with the higher order, then the later start, is in front). New text and captions go to a front layer (10 or above); media start at 0.","minimum":0,"maximum":100000}}};
-const schema293 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
-const schema296 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
-const schema297 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
-const schema298 = {"type":"object","description":"Placement of a visual item in the frame, in fractions of the frame size: left/top of the item's box (0,0 is the top-left corner of the frame), width/height of the box (1 is the full frame width/height), opacity 0 (invisible) to 1.","additionalProperties":false,"required":["left","top","width","height","opacity"],"properties":{"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
-const schema299 = {"type":"object","description":"The item's enter and exit animations (null when none).","additionalProperties":false,"required":["enter","exit"],"properties":{"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
-const schema300 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. direction applies to slide, swipe and float (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
-const schema301 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap"]};
+const schema290 = {"type":"object","description":"A timeline item. Every item carries every field; fields that do not apply to its type hold neutral values (audio fields of images and text: 0 dB, no fades; text, captions and style of media items: null; media_id of text and captions: null).","additionalProperties":false,"required":["item_id","track_id","type","media_id","from_seconds","duration_seconds","source_start_seconds","playback_rate","volume_db","audio_fade_in_seconds","audio_fade_out_seconds","audio_role","fit","transform","animation","transition","text","captions","style","layer"],"properties":{"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"media_id":{"type":["string","null"],"format":"uuid","description":"The editor media shown or played (video, image, audio items), else null.","maxLength":36},"from_seconds":{"type":"number","description":"Start on the project timeline.","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","description":"Visible/audible length on the timeline.","minimum":0.01,"maximum":14400},"source_start_seconds":{"type":"number","description":"Trim into the source media (0 for images, text and captions).","minimum":0,"maximum":86400},"playback_rate":{"type":"number","description":"Speed of the source (1 is normal).","minimum":0.25,"maximum":4},"volume_db":{"type":"number","description":"Gain in dB (0 unchanged, -60 silent).","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600},"audio_role":{"description":"Role of audio-bearing items (video and audio), else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/AudioRole"},{"type":"null"}]},"fit":{"$ref":"https://media-api.local/components#/$defs/Fit"},"transform":{"$ref":"https://media-api.local/components#/$defs/Transform"},"animation":{"description":"Enter/exit animations, or null when the item has none.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemAnimation"},{"type":"null"}]},"transition":{"description":"The transition into this item from a preceding one, or null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemTransition"},{"type":"null"}]},"text":{"type":["string","null"],"description":"Text of text items, else null.","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"captions":{"type":["array","null"],"description":"Cues of captions items, else null.","maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"description":"Style of text and captions items, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/TextStyle"},{"type":"null"}]},"layer":{"type":"integer","format":"int32","description":"Z-order in the frame; higher is in front (ties: the track with the higher order, then the later start, is in front). New text and captions go to a front layer (10 or above); media start at 0.","minimum":0,"maximum":100000}}};
+const schema291 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema294 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
+const schema295 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
+const schema296 = {"type":"object","description":"Placement of a visual item in the frame, in fractions of the frame size: left/top of the item's box (0,0 is the top-left corner of the frame), width/height of the box (1 is the full frame width/height), opacity 0 (invisible) to 1.","additionalProperties":false,"required":["left","top","width","height","opacity"],"properties":{"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
+const schema297 = {"type":"object","description":"The item's enter and exit animations (null when none).","additionalProperties":false,"required":["enter","exit"],"properties":{"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
+const schema298 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
+const schema299 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
 
-function validate454(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate450(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate454.evaluated;
+const evaluated0 = validate450.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33015,8 +32902,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema301.enum},message:"must be equal to one of the allowed values"};
+if(!(((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap")) || (data0 === "pan"))){
+const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema299.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -33074,7 +32961,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "left") || (data2 === "right")) || (data2 === "up")) || (data2 === "down"))){
-const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema300.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema298.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -33095,16 +32982,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate454.errors = vErrors;
+validate450.errors = vErrors;
 return errors === 0;
 }
-validate454.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate450.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate453(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate449(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate453.evaluated;
+const evaluated0 = validate449.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33150,8 +33037,8 @@ const _errs3 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs4 = errors;
-if(!(validate454(data0, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate454.errors : vErrors.concat(validate454.errors);
+if(!(validate450(data0, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs4 === errors;
@@ -33209,8 +33096,8 @@ const _errs8 = errors;
 let valid2 = false;
 let passing1 = null;
 const _errs9 = errors;
-if(!(validate454(data1, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate454.errors : vErrors.concat(validate454.errors);
+if(!(validate450(data1, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs9 === errors;
@@ -33273,17 +33160,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate453.errors = vErrors;
+validate449.errors = vErrors;
 return errors === 0;
 }
-validate453.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate449.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema302 = {"type":"object","description":"Set on the incoming item by apply_item_transition; it overlaps the outgoing item by overlap_seconds.","additionalProperties":false,"required":["from_item_id","overlap_seconds"],"properties":{"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10}}};
+const schema300 = {"type":"object","description":"Set on the incoming item by apply_item_transition; it overlaps the outgoing item by overlap_seconds.","additionalProperties":false,"required":["from_item_id","overlap_seconds"],"properties":{"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10}}};
 
-function validate458(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate454(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate458.evaluated;
+const evaluated0 = validate454.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33346,7 +33233,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern170.test(data0)){
+if(!pattern169.test(data0)){
 const err5 = {instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -33414,18 +33301,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate458.errors = vErrors;
+validate454.errors = vErrors;
 return errors === 0;
 }
-validate458.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate454.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema304 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
-const schema305 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
+const schema302 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
+const schema303 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
 
-function validate460(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate456(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate460.evaluated;
+const evaluated0 = validate456.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33954,20 +33841,20 @@ vErrors.push(err45);
 }
 errors++;
 }
-validate460.errors = vErrors;
+validate456.errors = vErrors;
 return errors === 0;
 }
-validate460.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate456.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema306 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
-const schema307 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
-const pattern178 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
-const pattern179 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
+const schema304 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
+const schema305 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
+const pattern177 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
+const pattern178 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
 
-function validate462(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate458(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate462.evaluated;
+const evaluated0 = validate458.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33976,7 +33863,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func10.call(schema306.properties, key0))){
+if(!(func10.call(schema304.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -34000,7 +33887,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!pattern178.test(data0)){
+if(!pattern177.test(data0)){
 const err2 = {instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -34126,7 +34013,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern179.test(data3)){
+if(!pattern178.test(data3)){
 const err13 = {instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -34161,7 +34048,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern179.test(data4)){
+if(!pattern178.test(data4)){
 const err16 = {instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -34196,7 +34083,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern179.test(data5)){
+if(!pattern178.test(data5)){
 const err19 = {instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -34266,7 +34153,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data7 === "left") || (data7 === "center")) || (data7 === "right"))){
-const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema306.properties.align.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema304.properties.align.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -34359,7 +34246,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern179.test(data10)){
+if(!pattern178.test(data10)){
 const err33 = {instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -34394,7 +34281,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((data11 === "none") || (data11 === "uppercase")) || (data11 === "lowercase")) || (data11 === "capitalize"))){
-const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema306.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema304.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -34415,16 +34302,16 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate462.errors = vErrors;
+validate458.errors = vErrors;
 return errors === 0;
 }
-validate462.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate458.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate452(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate448(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate452.evaluated;
+const evaluated0 = validate448.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34633,7 +34520,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema292.properties, key0))){
+if(!(func10.call(schema290.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -34667,7 +34554,7 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!pattern170.test(data0)){
+if(!pattern169.test(data0)){
 const err23 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -34712,7 +34599,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern170.test(data1)){
+if(!pattern169.test(data1)){
 const err27 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -34747,7 +34634,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((data2 === "video") || (data2 === "image")) || (data2 === "audio")) || (data2 === "text")) || (data2 === "captions"))){
-const err30 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema291.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema289.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34760,7 +34647,7 @@ errors++;
 if(data.media_id !== undefined){
 let data3 = data.media_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err31 = {instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: schema292.properties.media_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: schema290.properties.media_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -35054,7 +34941,7 @@ vErrors.push(err55);
 errors++;
 }
 if(!((((((data11 === "sound_effect") || (data11 === "music")) || (data11 === "voiceover")) || (data11 === "voice")) || (data11 === "source_video")) || (data11 === "audio"))){
-const err56 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema296.enum},message:"must be equal to one of the allowed values"};
+const err56 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema294.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -35125,7 +35012,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((((data12 === "cover") || (data12 === "contain")) || (data12 === "fill")) || (data12 === "none"))){
-const err60 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema297.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema295.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -35393,8 +35280,8 @@ const _errs52 = errors;
 let valid9 = false;
 let passing1 = null;
 const _errs53 = errors;
-if(!(validate453(data19, {instancePath:instancePath+"/animation",parentData:data,parentDataProperty:"animation",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate453.errors : vErrors.concat(validate453.errors);
+if(!(validate449(data19, {instancePath:instancePath+"/animation",parentData:data,parentDataProperty:"animation",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate449.errors : vErrors.concat(validate449.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs53 === errors;
@@ -35452,8 +35339,8 @@ const _errs57 = errors;
 let valid10 = false;
 let passing2 = null;
 const _errs58 = errors;
-if(!(validate458(data20, {instancePath:instancePath+"/transition",parentData:data,parentDataProperty:"transition",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate458.errors : vErrors.concat(validate458.errors);
+if(!(validate454(data20, {instancePath:instancePath+"/transition",parentData:data,parentDataProperty:"transition",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate454.errors : vErrors.concat(validate454.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs58 === errors;
@@ -35508,7 +35395,7 @@ vErrors = null;
 if(data.text !== undefined){
 let data21 = data.text;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err87 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema292.properties.text.type},message:"must be string,null"};
+const err87 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema290.properties.text.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -35543,7 +35430,7 @@ errors++;
 if(data.captions !== undefined){
 let data22 = data.captions;
 if((!(Array.isArray(data22))) && (data22 !== null)){
-const err90 = {instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: schema292.properties.captions.type},message:"must be array,null"};
+const err90 = {instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: schema290.properties.captions.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -35565,8 +35452,8 @@ errors++;
 }
 const len0 = data22.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate460(data22[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate460.errors : vErrors.concat(validate460.errors);
+if(!(validate456(data22[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate456.errors : vErrors.concat(validate456.errors);
 errors = vErrors.length;
 }
 }
@@ -35578,8 +35465,8 @@ const _errs67 = errors;
 let valid13 = false;
 let passing3 = null;
 const _errs68 = errors;
-if(!(validate462(data24, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate462.errors : vErrors.concat(validate462.errors);
+if(!(validate458(data24, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate458.errors : vErrors.concat(validate458.errors);
 errors = vErrors.length;
 }
 var _valid3 = _errs68 === errors;
@@ -35687,16 +35574,16 @@ vErrors.push(err98);
 }
 errors++;
 }
-validate452.errors = vErrors;
+validate448.errors = vErrors;
 return errors === 0;
 }
-validate452.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate448.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate449(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate445(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate449.evaluated;
+const evaluated0 = validate445.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35855,7 +35742,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema287.properties, key0))){
+if(!(func10.call(schema285.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -35982,7 +35869,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "ready")){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema287.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema285.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -36005,7 +35892,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data4 === "9:16") || (data4 === "16:9")) || (data4 === "1:1")) || (data4 === "4:5"))){
-const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema288.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema286.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -36235,8 +36122,8 @@ errors++;
 }
 const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate450(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
+if(!(validate446(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate446.errors : vErrors.concat(validate446.errors);
 errors = vErrors.length;
 }
 }
@@ -36267,8 +36154,8 @@ errors++;
 }
 const len1 = data12.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate452(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
+if(!(validate448(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
 errors = vErrors.length;
 }
 }
@@ -36401,7 +36288,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema311.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema309.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -36618,17 +36505,17 @@ vErrors.push(err79);
 }
 errors++;
 }
-validate449.errors = vErrors;
+validate445.errors = vErrors;
 return errors === 0;
 }
-validate449.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate445.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern184 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+const pattern183 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate448(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate448.evaluated;
+const evaluated0 = validate444.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36716,8 +36603,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate449(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate449.errors : vErrors.concat(validate449.errors);
+if(!(validate445(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate445.errors : vErrors.concat(validate445.errors);
 errors = vErrors.length;
 }
 }
@@ -36736,7 +36623,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data3 = data.next_cursor;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema286.properties.next_cursor.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema284.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -36756,7 +36643,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern184.test(data3)){
+if(!pattern183.test(data3)){
 const err10 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -36779,34 +36666,250 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate448.errors = vErrors;
+validate444.errors = vErrors;
 return errors === 0;
 }
-validate448.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate444.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate447(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate443(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/listEditorVideos__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate447.evaluated;
+const evaluated0 = validate443.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate448(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
+if(!(validate444(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
 errors = vErrors.length;
 }
-validate447.errors = vErrors;
+validate443.errors = vErrors;
 return errors === 0;
 }
-validate447.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate443.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__400 = validate467;
-const schema312 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__400"};
+exports.listEditorVideos__400 = validate463;
+const schema310 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__400"};
+
+function validate464(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate464.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate464.errors = vErrors;
+return errors === 0;
+}
+validate464.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate463(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate463.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate464(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate464.errors : vErrors.concat(validate464.errors);
+errors = vErrors.length;
+}
+validate463.errors = vErrors;
+return errors === 0;
+}
+validate463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listEditorVideos__401 = validate467;
+const schema312 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__401"};
 
 function validate468(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37002,7 +37105,7 @@ validate468.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate467(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__400" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate467.evaluated;
@@ -37021,8 +37124,8 @@ return errors === 0;
 }
 validate467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__401 = validate471;
-const schema314 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__401"};
+exports.listEditorVideos__402 = validate471;
+const schema314 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__402"};
 
 function validate472(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37218,7 +37321,7 @@ validate472.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate471(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__401" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate471.evaluated;
@@ -37237,8 +37340,8 @@ return errors === 0;
 }
 validate471.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__402 = validate475;
-const schema316 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__402"};
+exports.listEditorVideos__403 = validate475;
+const schema316 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__403"};
 
 function validate476(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37434,7 +37537,7 @@ validate476.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate475(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__402" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate475.evaluated;
@@ -37453,8 +37556,8 @@ return errors === 0;
 }
 validate475.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__403 = validate479;
-const schema318 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__403"};
+exports.listEditorVideos__429 = validate479;
+const schema318 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__429"};
 
 function validate480(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37650,7 +37753,7 @@ validate480.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate479(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__403" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate479.evaluated;
@@ -37669,8 +37772,8 @@ return errors === 0;
 }
 validate479.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__429 = validate483;
-const schema320 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__429"};
+exports.listEditorVideos__500 = validate483;
+const schema320 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__500"};
 
 function validate484(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37866,7 +37969,7 @@ validate484.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate483(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__429" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate483.evaluated;
@@ -37885,8 +37988,8 @@ return errors === 0;
 }
 validate483.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__500 = validate487;
-const schema322 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__500"};
+exports.listEditorVideos__503 = validate487;
+const schema322 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__503"};
 
 function validate488(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -38082,7 +38185,7 @@ validate488.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate487(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__500" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate487.evaluated;
@@ -38101,229 +38204,13 @@ return errors === 0;
 }
 validate487.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__503 = validate491;
-const schema324 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__503"};
+exports.createEditorVideo__200 = validate491;
+const schema324 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/createEditorVideo__200"};
 
 function validate492(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate492.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate492.errors = vErrors;
-return errors === 0;
-}
-validate492.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate491(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate491.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate492(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate492.errors : vErrors.concat(validate492.errors);
-errors = vErrors.length;
-}
-validate491.errors = vErrors;
-return errors === 0;
-}
-validate491.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createEditorVideo__200 = validate495;
-const schema326 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/createEditorVideo__200"};
-
-function validate496(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate496.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38482,7 +38369,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema287.properties, key0))){
+if(!(func10.call(schema285.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -38609,7 +38496,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "ready")){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema287.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema285.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -38632,7 +38519,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data4 === "9:16") || (data4 === "16:9")) || (data4 === "1:1")) || (data4 === "4:5"))){
-const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema288.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema286.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -38862,8 +38749,8 @@ errors++;
 }
 const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate450(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
+if(!(validate446(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate446.errors : vErrors.concat(validate446.errors);
 errors = vErrors.length;
 }
 }
@@ -38894,8 +38781,8 @@ errors++;
 }
 const len1 = data12.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate452(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
+if(!(validate448(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
 errors = vErrors.length;
 }
 }
@@ -39028,7 +38915,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema311.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema309.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -39245,34 +39132,250 @@ vErrors.push(err79);
 }
 errors++;
 }
-validate496.errors = vErrors;
+validate492.errors = vErrors;
 return errors === 0;
 }
-validate496.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate492.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate495(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate491(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/createEditorVideo__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate495.evaluated;
+const evaluated0 = validate491.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate496(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate496.errors : vErrors.concat(validate496.errors);
+if(!(validate492(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate492.errors : vErrors.concat(validate492.errors);
 errors = vErrors.length;
 }
-validate495.errors = vErrors;
+validate491.errors = vErrors;
 return errors === 0;
 }
-validate495.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate491.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__400 = validate500;
-const schema330 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__400"};
+exports.createEditorVideo__400 = validate496;
+const schema328 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__400"};
+
+function validate497(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate497.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate497.errors = vErrors;
+return errors === 0;
+}
+validate497.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate496(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate496.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate497(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate497.errors : vErrors.concat(validate497.errors);
+errors = vErrors.length;
+}
+validate496.errors = vErrors;
+return errors === 0;
+}
+validate496.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createEditorVideo__401 = validate500;
+const schema330 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__401"};
 
 function validate501(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39468,7 +39571,7 @@ validate501.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate500(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__400" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate500.evaluated;
@@ -39487,8 +39590,8 @@ return errors === 0;
 }
 validate500.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__401 = validate504;
-const schema332 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__401"};
+exports.createEditorVideo__402 = validate504;
+const schema332 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__402"};
 
 function validate505(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39684,7 +39787,7 @@ validate505.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate504(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__401" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate504.evaluated;
@@ -39703,8 +39806,8 @@ return errors === 0;
 }
 validate504.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__402 = validate508;
-const schema334 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__402"};
+exports.createEditorVideo__403 = validate508;
+const schema334 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__403"};
 
 function validate509(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39900,7 +40003,7 @@ validate509.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate508(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__402" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate508.evaluated;
@@ -39919,8 +40022,8 @@ return errors === 0;
 }
 validate508.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__403 = validate512;
-const schema336 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__403"};
+exports.createEditorVideo__413 = validate512;
+const schema336 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__413"};
 
 function validate513(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40116,7 +40219,7 @@ validate513.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate512(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__403" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate512.evaluated;
@@ -40135,8 +40238,8 @@ return errors === 0;
 }
 validate512.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__413 = validate516;
-const schema338 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__413"};
+exports.createEditorVideo__415 = validate516;
+const schema338 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__415"};
 
 function validate517(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40332,7 +40435,7 @@ validate517.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate516(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__413" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate516.evaluated;
@@ -40351,8 +40454,8 @@ return errors === 0;
 }
 validate516.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__415 = validate520;
-const schema340 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__415"};
+exports.createEditorVideo__429 = validate520;
+const schema340 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__429"};
 
 function validate521(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40548,7 +40651,7 @@ validate521.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate520(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__415" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate520.evaluated;
@@ -40567,8 +40670,8 @@ return errors === 0;
 }
 validate520.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__429 = validate524;
-const schema342 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__429"};
+exports.createEditorVideo__500 = validate524;
+const schema342 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__500"};
 
 function validate525(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40764,7 +40867,7 @@ validate525.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate524(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__429" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate524.evaluated;
@@ -40783,8 +40886,8 @@ return errors === 0;
 }
 validate524.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__500 = validate528;
-const schema344 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__500"};
+exports.createEditorVideo__503 = validate528;
+const schema344 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__503"};
 
 function validate529(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40980,7 +41083,7 @@ validate529.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate528(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__500" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate528.evaluated;
@@ -40999,229 +41102,13 @@ return errors === 0;
 }
 validate528.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__503 = validate532;
-const schema346 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__503"};
+exports.getEditorVideo__200 = validate532;
+const schema346 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/getEditorVideo__200"};
 
 function validate533(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate533.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate533.errors = vErrors;
-return errors === 0;
-}
-validate533.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate532(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate532.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate533(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate533.errors : vErrors.concat(validate533.errors);
-errors = vErrors.length;
-}
-validate532.errors = vErrors;
-return errors === 0;
-}
-validate532.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getEditorVideo__200 = validate536;
-const schema348 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/getEditorVideo__200"};
-
-function validate537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate537.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41380,7 +41267,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema287.properties, key0))){
+if(!(func10.call(schema285.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -41507,7 +41394,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "ready")){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema287.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema285.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -41530,7 +41417,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data4 === "9:16") || (data4 === "16:9")) || (data4 === "1:1")) || (data4 === "4:5"))){
-const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema288.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema286.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -41760,8 +41647,8 @@ errors++;
 }
 const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate450(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
+if(!(validate446(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate446.errors : vErrors.concat(validate446.errors);
 errors = vErrors.length;
 }
 }
@@ -41792,8 +41679,8 @@ errors++;
 }
 const len1 = data12.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate452(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
+if(!(validate448(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
 errors = vErrors.length;
 }
 }
@@ -41926,7 +41813,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema311.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema309.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -42143,34 +42030,250 @@ vErrors.push(err79);
 }
 errors++;
 }
-validate537.errors = vErrors;
+validate533.errors = vErrors;
 return errors === 0;
 }
-validate537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate533.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate536(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate532(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getEditorVideo__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate536.evaluated;
+const evaluated0 = validate532.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate537(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate537.errors : vErrors.concat(validate537.errors);
+if(!(validate533(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate533.errors : vErrors.concat(validate533.errors);
 errors = vErrors.length;
 }
-validate536.errors = vErrors;
+validate532.errors = vErrors;
 return errors === 0;
 }
-validate536.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate532.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__400 = validate541;
-const schema352 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__400"};
+exports.getEditorVideo__400 = validate537;
+const schema350 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__400"};
+
+function validate538(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate538.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate538.errors = vErrors;
+return errors === 0;
+}
+validate538.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate537.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate538(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate538.errors : vErrors.concat(validate538.errors);
+errors = vErrors.length;
+}
+validate537.errors = vErrors;
+return errors === 0;
+}
+validate537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getEditorVideo__401 = validate541;
+const schema352 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__401"};
 
 function validate542(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42366,7 +42469,7 @@ validate542.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate541(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__400" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate541.evaluated;
@@ -42385,8 +42488,8 @@ return errors === 0;
 }
 validate541.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__401 = validate545;
-const schema354 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__401"};
+exports.getEditorVideo__402 = validate545;
+const schema354 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__402"};
 
 function validate546(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42582,7 +42685,7 @@ validate546.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate545(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__401" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate545.evaluated;
@@ -42601,8 +42704,8 @@ return errors === 0;
 }
 validate545.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__402 = validate549;
-const schema356 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__402"};
+exports.getEditorVideo__403 = validate549;
+const schema356 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__403"};
 
 function validate550(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42798,7 +42901,7 @@ validate550.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate549(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__402" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate549.evaluated;
@@ -42817,8 +42920,8 @@ return errors === 0;
 }
 validate549.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__403 = validate553;
-const schema358 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__403"};
+exports.getEditorVideo__404 = validate553;
+const schema358 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__404"};
 
 function validate554(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43014,7 +43117,7 @@ validate554.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate553(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__403" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate553.evaluated;
@@ -43033,8 +43136,8 @@ return errors === 0;
 }
 validate553.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__404 = validate557;
-const schema360 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__404"};
+exports.getEditorVideo__429 = validate557;
+const schema360 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__429"};
 
 function validate558(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43230,7 +43333,7 @@ validate558.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate557(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__404" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate557.evaluated;
@@ -43249,8 +43352,8 @@ return errors === 0;
 }
 validate557.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__429 = validate561;
-const schema362 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__429"};
+exports.getEditorVideo__500 = validate561;
+const schema362 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__500"};
 
 function validate562(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43446,7 +43549,7 @@ validate562.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate561(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__429" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate561.evaluated;
@@ -43465,8 +43568,8 @@ return errors === 0;
 }
 validate561.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__500 = validate565;
-const schema364 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__500"};
+exports.getEditorVideo__503 = validate565;
+const schema364 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__503"};
 
 function validate566(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43662,7 +43765,7 @@ validate566.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate565(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__500" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate565.evaluated;
@@ -43681,13 +43784,434 @@ return errors === 0;
 }
 validate565.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__503 = validate569;
-const schema366 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__503"};
+exports.applyEditorEdits__200 = validate569;
+const schema366 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEdits__200"};
+const schema367 = {"type":"object","description":"Result of PATCH /editor/videos/{id}.","additionalProperties":false,"required":["object","video","applied_operations","version"],"properties":{"object":{"type":"string","const":"editor_edit_result"},"video":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"},"applied_operations":{"type":"array","description":"One entry per operation, in request order.","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/AppliedEditOperation"}},"version":{"type":"integer","format":"int64","description":"The project's new version (also video.version).","minimum":1,"maximum":9007199254740991}}};
+const schema368 = {"type":"object","description":"What one operation did.","additionalProperties":false,"required":["index","type","item_ids"],"properties":{"index":{"type":"integer","format":"int32","description":"0-based position in the request's operations.","minimum":0,"maximum":99},"type":{"$ref":"https://media-api.local/components#/$defs/EditorOperationType"},"item_ids":{"type":"array","description":"Items created or changed (for split_item both halves; for add_* the new item).","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}}};
+const schema369 = {"type":"string","description":"The 19 edit operation types.","enum":["set_title","remove_item","set_item_timing","set_item_source","set_item_audio","set_audio_levels","set_item_animation","apply_item_transition","split_item","set_item_transform","move_item_to_track","set_item_layer_order","add_text","update_text","add_captions","update_captions","add_sound_effect","add_voiceover","generate_captions_from_items"]};
+
+function validate572(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate572.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.index === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.type === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.item_ids === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item_ids"},message:"must have required property '"+"item_ids"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "index") || (key0 === "type")) || (key0 === "item_ids"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data0 = data.index;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err4 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 99 || isNaN(data0)){
+const err5 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99},message:"must be <= 99"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0 < 0 || isNaN(data0)){
+const err6 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(formats6.validate(data0))){
+const err7 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+if(data.type !== undefined){
+let data1 = data.type;
+if(typeof data1 !== "string"){
+const err8 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!(((((((((((((((((((data1 === "set_title") || (data1 === "remove_item")) || (data1 === "set_item_timing")) || (data1 === "set_item_source")) || (data1 === "set_item_audio")) || (data1 === "set_audio_levels")) || (data1 === "set_item_animation")) || (data1 === "apply_item_transition")) || (data1 === "split_item")) || (data1 === "set_item_transform")) || (data1 === "move_item_to_track")) || (data1 === "set_item_layer_order")) || (data1 === "add_text")) || (data1 === "update_text")) || (data1 === "add_captions")) || (data1 === "update_captions")) || (data1 === "add_sound_effect")) || (data1 === "add_voiceover")) || (data1 === "generate_captions_from_items"))){
+const err9 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/enum",keyword:"enum",params:{allowedValues: schema369.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.item_ids !== undefined){
+let data2 = data.item_ids;
+if(Array.isArray(data2)){
+if(data2.length > 2000){
+const err10 = {instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(func1(data3) > 64){
+const err11 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err12 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!pattern169.test(data3)){
+const err13 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate572.errors = vErrors;
+return errors === 0;
+}
+validate572.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate570(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate570.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.video === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video"},message:"must have required property '"+"video"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.applied_operations === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "applied_operations"},message:"must have required property '"+"applied_operations"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.version === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "object") || (key0 === "video")) || (key0 === "applied_operations")) || (key0 === "version"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if("editor_edit_result" !== data0){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_edit_result"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.video !== undefined){
+if(!(validate445(data.video, {instancePath:instancePath+"/video",parentData:data,parentDataProperty:"video",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate445.errors : vErrors.concat(validate445.errors);
+errors = vErrors.length;
+}
+}
+if(data.applied_operations !== undefined){
+let data2 = data.applied_operations;
+if(Array.isArray(data2)){
+if(data2.length > 100){
+const err7 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate572(data2[i0], {instancePath:instancePath+"/applied_operations/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate572.errors : vErrors.concat(validate572.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.version !== undefined){
+let data4 = data.version;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate570.errors = vErrors;
+return errors === 0;
+}
+validate570.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate569(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate569.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate570(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate570.errors : vErrors.concat(validate570.errors);
+errors = vErrors.length;
+}
+validate569.errors = vErrors;
+return errors === 0;
+}
+validate569.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.applyEditorEdits__400 = validate575;
+const schema371 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
+
+function validate576(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate576.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43871,455 +44395,34 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate570.errors = vErrors;
-return errors === 0;
-}
-validate570.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate569(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate569.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate570(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate570.errors : vErrors.concat(validate570.errors);
-errors = vErrors.length;
-}
-validate569.errors = vErrors;
-return errors === 0;
-}
-validate569.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEdits__200 = validate573;
-const schema368 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEdits__200"};
-const schema369 = {"type":"object","description":"Result of PATCH /editor/videos/{id}.","additionalProperties":false,"required":["object","video","applied_operations","version"],"properties":{"object":{"type":"string","const":"editor_edit_result"},"video":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"},"applied_operations":{"type":"array","description":"One entry per operation, in request order.","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/AppliedEditOperation"}},"version":{"type":"integer","format":"int64","description":"The project's new version (also video.version).","minimum":1,"maximum":9007199254740991}}};
-const schema370 = {"type":"object","description":"What one operation did.","additionalProperties":false,"required":["index","type","item_ids"],"properties":{"index":{"type":"integer","format":"int32","description":"0-based position in the request's operations.","minimum":0,"maximum":99},"type":{"$ref":"https://media-api.local/components#/$defs/EditorOperationType"},"item_ids":{"type":"array","description":"Items created or changed (for split_item both halves; for add_* the new item).","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}}};
-const schema371 = {"type":"string","description":"The 19 edit operation types.","enum":["set_title","remove_item","set_item_timing","set_item_source","set_item_audio","set_audio_levels","set_item_animation","apply_item_transition","split_item","set_item_transform","move_item_to_track","set_item_layer_order","add_text","update_text","add_captions","update_captions","add_sound_effect","add_voiceover","generate_captions_from_items"]};
-
-function validate576(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate576.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.index === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.type === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.item_ids === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item_ids"},message:"must have required property '"+"item_ids"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((key0 === "index") || (key0 === "type")) || (key0 === "item_ids"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.index !== undefined){
-let data0 = data.index;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err4 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 99 || isNaN(data0)){
-const err5 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99},message:"must be <= 99"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data0 < 0 || isNaN(data0)){
-const err6 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(!(formats6.validate(data0))){
-const err7 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-if(data.type !== undefined){
-let data1 = data.type;
-if(typeof data1 !== "string"){
-const err8 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(!(((((((((((((((((((data1 === "set_title") || (data1 === "remove_item")) || (data1 === "set_item_timing")) || (data1 === "set_item_source")) || (data1 === "set_item_audio")) || (data1 === "set_audio_levels")) || (data1 === "set_item_animation")) || (data1 === "apply_item_transition")) || (data1 === "split_item")) || (data1 === "set_item_transform")) || (data1 === "move_item_to_track")) || (data1 === "set_item_layer_order")) || (data1 === "add_text")) || (data1 === "update_text")) || (data1 === "add_captions")) || (data1 === "update_captions")) || (data1 === "add_sound_effect")) || (data1 === "add_voiceover")) || (data1 === "generate_captions_from_items"))){
-const err9 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/enum",keyword:"enum",params:{allowedValues: schema371.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data.item_ids !== undefined){
-let data2 = data.item_ids;
-if(Array.isArray(data2)){
-if(data2.length > 2000){
-const err10 = {instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(typeof data3 === "string"){
-if(func1(data3) > 64){
-const err11 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(func1(data3) < 1){
-const err12 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(!pattern170.test(data3)){
-const err13 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-}
-else {
-const err15 = {instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-}
-else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
 validate576.errors = vErrors;
 return errors === 0;
 }
 validate576.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate574(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate575(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__400" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate574.evaluated;
+const evaluated0 = validate575.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.video === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video"},message:"must have required property '"+"video"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.applied_operations === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "applied_operations"},message:"must have required property '"+"applied_operations"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.version === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((((key0 === "object") || (key0 === "video")) || (key0 === "applied_operations")) || (key0 === "version"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if("editor_edit_result" !== data0){
-const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_edit_result"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data.video !== undefined){
-if(!(validate449(data.video, {instancePath:instancePath+"/video",parentData:data,parentDataProperty:"video",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate449.errors : vErrors.concat(validate449.errors);
-errors = vErrors.length;
-}
-}
-if(data.applied_operations !== undefined){
-let data2 = data.applied_operations;
-if(Array.isArray(data2)){
-if(data2.length > 100){
-const err7 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate576(data2[i0], {instancePath:instancePath+"/applied_operations/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+if(!(validate576(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate576.errors : vErrors.concat(validate576.errors);
 errors = vErrors.length;
 }
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.version !== undefined){
-let data4 = data.version;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err9 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-const err10 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data4 < 1 || isNaN(data4)){
-const err11 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats18.validate(data4))){
-const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-validate574.errors = vErrors;
+validate575.errors = vErrors;
 return errors === 0;
 }
-validate574.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate575.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate573(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate573.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate574(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate574.errors : vErrors.concat(validate574.errors);
-errors = vErrors.length;
-}
-validate573.errors = vErrors;
-return errors === 0;
-}
-validate573.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEdits__400 = validate579;
-const schema373 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
+exports.applyEditorEdits__401 = validate579;
+const schema373 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
 
 function validate580(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44515,7 +44618,7 @@ validate580.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate579(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__400" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate579.evaluated;
@@ -44534,8 +44637,8 @@ return errors === 0;
 }
 validate579.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__401 = validate583;
-const schema375 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
+exports.applyEditorEdits__402 = validate583;
+const schema375 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
 
 function validate584(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44731,7 +44834,7 @@ validate584.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate583(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__401" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate583.evaluated;
@@ -44750,8 +44853,8 @@ return errors === 0;
 }
 validate583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__402 = validate587;
-const schema377 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
+exports.applyEditorEdits__403 = validate587;
+const schema377 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
 
 function validate588(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44947,7 +45050,7 @@ validate588.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate587(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__402" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate587.evaluated;
@@ -44966,8 +45069,8 @@ return errors === 0;
 }
 validate587.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__403 = validate591;
-const schema379 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
+exports.applyEditorEdits__404 = validate591;
+const schema379 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
 
 function validate592(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45163,7 +45266,7 @@ validate592.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate591(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__403" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate591.evaluated;
@@ -45182,8 +45285,8 @@ return errors === 0;
 }
 validate591.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__404 = validate595;
-const schema381 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
+exports.applyEditorEdits__413 = validate595;
+const schema381 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
 
 function validate596(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45379,7 +45482,7 @@ validate596.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate595(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__404" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate595.evaluated;
@@ -45398,8 +45501,8 @@ return errors === 0;
 }
 validate595.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__413 = validate599;
-const schema383 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
+exports.applyEditorEdits__415 = validate599;
+const schema383 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
 
 function validate600(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45595,7 +45698,7 @@ validate600.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate599(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__413" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate599.evaluated;
@@ -45614,8 +45717,8 @@ return errors === 0;
 }
 validate599.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__415 = validate603;
-const schema385 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
+exports.applyEditorEdits__429 = validate603;
+const schema385 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
 
 function validate604(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45811,7 +45914,7 @@ validate604.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate603(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__415" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate603.evaluated;
@@ -45830,8 +45933,8 @@ return errors === 0;
 }
 validate603.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__429 = validate607;
-const schema387 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
+exports.applyEditorEdits__500 = validate607;
+const schema387 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
 
 function validate608(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46027,7 +46130,7 @@ validate608.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate607(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__429" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate607.evaluated;
@@ -46046,8 +46149,8 @@ return errors === 0;
 }
 validate607.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__500 = validate611;
-const schema389 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
+exports.applyEditorEdits__503 = validate611;
+const schema389 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__503"};
 
 function validate612(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46243,7 +46346,7 @@ validate612.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate611(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__500" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate611.evaluated;
@@ -46262,13 +46365,222 @@ return errors === 0;
 }
 validate611.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__503 = validate615;
-const schema391 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__503"};
+exports.applyEditorEditsViaPost__200 = validate615;
+const schema391 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__200"};
 
 function validate616(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate616.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.video === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video"},message:"must have required property '"+"video"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.applied_operations === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "applied_operations"},message:"must have required property '"+"applied_operations"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.version === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "object") || (key0 === "video")) || (key0 === "applied_operations")) || (key0 === "version"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if("editor_edit_result" !== data0){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_edit_result"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.video !== undefined){
+if(!(validate445(data.video, {instancePath:instancePath+"/video",parentData:data,parentDataProperty:"video",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate445.errors : vErrors.concat(validate445.errors);
+errors = vErrors.length;
+}
+}
+if(data.applied_operations !== undefined){
+let data2 = data.applied_operations;
+if(Array.isArray(data2)){
+if(data2.length > 100){
+const err7 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate572(data2[i0], {instancePath:instancePath+"/applied_operations/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate572.errors : vErrors.concat(validate572.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.version !== undefined){
+let data4 = data.version;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate616.errors = vErrors;
+return errors === 0;
+}
+validate616.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate615(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate615.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate616(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate616.errors : vErrors.concat(validate616.errors);
+errors = vErrors.length;
+}
+validate615.errors = vErrors;
+return errors === 0;
+}
+validate615.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.applyEditorEditsViaPost__400 = validate620;
+const schema393 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
+
+function validate621(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate621.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46452,36 +46764,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate616.errors = vErrors;
+validate621.errors = vErrors;
 return errors === 0;
 }
-validate616.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate621.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate615(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate615.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate616(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate616.errors : vErrors.concat(validate616.errors);
-errors = vErrors.length;
-}
-validate615.errors = vErrors;
-return errors === 0;
-}
-validate615.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEditsViaPost__200 = validate619;
-const schema393 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__200"};
 
 function validate620(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate620.evaluated;
@@ -46491,204 +46781,17 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.video === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video"},message:"must have required property '"+"video"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.applied_operations === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "applied_operations"},message:"must have required property '"+"applied_operations"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.version === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((((key0 === "object") || (key0 === "video")) || (key0 === "applied_operations")) || (key0 === "version"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if("editor_edit_result" !== data0){
-const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_edit_result"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data.video !== undefined){
-if(!(validate449(data.video, {instancePath:instancePath+"/video",parentData:data,parentDataProperty:"video",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate449.errors : vErrors.concat(validate449.errors);
+if(!(validate621(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate621.errors : vErrors.concat(validate621.errors);
 errors = vErrors.length;
-}
-}
-if(data.applied_operations !== undefined){
-let data2 = data.applied_operations;
-if(Array.isArray(data2)){
-if(data2.length > 100){
-const err7 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate576(data2[i0], {instancePath:instancePath+"/applied_operations/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate576.errors : vErrors.concat(validate576.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.version !== undefined){
-let data4 = data.version;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err9 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-const err10 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data4 < 1 || isNaN(data4)){
-const err11 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats18.validate(data4))){
-const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
 }
 validate620.errors = vErrors;
 return errors === 0;
 }
 validate620.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate619(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate619.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate620(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate620.errors : vErrors.concat(validate620.errors);
-errors = vErrors.length;
-}
-validate619.errors = vErrors;
-return errors === 0;
-}
-validate619.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEditsViaPost__400 = validate624;
-const schema395 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
+exports.applyEditorEditsViaPost__401 = validate624;
+const schema395 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
 
 function validate625(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46884,7 +46987,7 @@ validate625.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate624(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__400" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate624.evaluated;
@@ -46903,8 +47006,8 @@ return errors === 0;
 }
 validate624.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__401 = validate628;
-const schema397 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
+exports.applyEditorEditsViaPost__402 = validate628;
+const schema397 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
 
 function validate629(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47100,7 +47203,7 @@ validate629.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate628(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__401" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate628.evaluated;
@@ -47119,8 +47222,8 @@ return errors === 0;
 }
 validate628.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__402 = validate632;
-const schema399 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
+exports.applyEditorEditsViaPost__403 = validate632;
+const schema399 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
 
 function validate633(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47316,7 +47419,7 @@ validate633.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate632(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__402" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate632.evaluated;
@@ -47335,8 +47438,8 @@ return errors === 0;
 }
 validate632.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__403 = validate636;
-const schema401 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
+exports.applyEditorEditsViaPost__404 = validate636;
+const schema401 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
 
 function validate637(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47532,7 +47635,7 @@ validate637.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate636(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__403" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate636.evaluated;
@@ -47551,8 +47654,8 @@ return errors === 0;
 }
 validate636.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__404 = validate640;
-const schema403 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
+exports.applyEditorEditsViaPost__413 = validate640;
+const schema403 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
 
 function validate641(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47748,7 +47851,7 @@ validate641.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate640(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__404" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate640.evaluated;
@@ -47767,8 +47870,8 @@ return errors === 0;
 }
 validate640.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__413 = validate644;
-const schema405 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
+exports.applyEditorEditsViaPost__415 = validate644;
+const schema405 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
 
 function validate645(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47964,7 +48067,7 @@ validate645.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate644(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__413" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate644.evaluated;
@@ -47983,8 +48086,8 @@ return errors === 0;
 }
 validate644.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__415 = validate648;
-const schema407 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
+exports.applyEditorEditsViaPost__429 = validate648;
+const schema407 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
 
 function validate649(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48180,7 +48283,7 @@ validate649.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate648(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__415" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate648.evaluated;
@@ -48199,8 +48302,8 @@ return errors === 0;
 }
 validate648.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__429 = validate652;
-const schema409 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
+exports.applyEditorEditsViaPost__500 = validate652;
+const schema409 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
 
 function validate653(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48396,7 +48499,7 @@ validate653.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate652(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__429" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate652.evaluated;
@@ -48415,8 +48518,8 @@ return errors === 0;
 }
 validate652.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__500 = validate656;
-const schema411 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
+exports.applyEditorEditsViaPost__503 = validate656;
+const schema411 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__503"};
 
 function validate657(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48612,7 +48715,7 @@ validate657.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate656(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__500" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate656.evaluated;
@@ -48631,13 +48734,252 @@ return errors === 0;
 }
 validate656.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__503 = validate660;
-const schema413 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__503"};
+exports.addEditorMedia__200 = validate660;
+const schema413 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaAddition","$id":"https://media-api.local/components/response/addEditorMedia__200"};
+const schema414 = {"type":"object","description":"Result of POST /editor/videos/{id}/media.","additionalProperties":false,"required":["object","video_id","item","track","version"],"properties":{"object":{"type":"string","const":"editor_media_addition"},"video_id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"item":{"$ref":"https://media-api.local/components#/$defs/EditorItem"},"track":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"},"version":{"type":"integer","format":"int64","description":"The project's new version.","minimum":1,"maximum":9007199254740991}}};
 
 function validate661(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate661.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.video_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.item === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.track === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "track"},message:"must have required property '"+"track"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.version === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "video_id")) || (key0 === "item")) || (key0 === "track")) || (key0 === "version"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if("editor_media_addition" !== data0){
+const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_addition"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.video_id !== undefined){
+let data1 = data.video_id;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err8 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+const err9 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data1 < 1 || isNaN(data1)){
+const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(formats18.validate(data1))){
+const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.item !== undefined){
+if(!(validate448(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
+errors = vErrors.length;
+}
+}
+if(data.track !== undefined){
+if(!(validate446(data.track, {instancePath:instancePath+"/track",parentData:data,parentDataProperty:"track",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate446.errors : vErrors.concat(validate446.errors);
+errors = vErrors.length;
+}
+}
+if(data.version !== undefined){
+let data4 = data.version;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate661.errors = vErrors;
+return errors === 0;
+}
+validate661.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate660(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate660.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate661(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate661.errors : vErrors.concat(validate661.errors);
+errors = vErrors.length;
+}
+validate660.errors = vErrors;
+return errors === 0;
+}
+validate660.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.addEditorMedia__400 = validate665;
+const schema415 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__400"};
+
+function validate666(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate666.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48821,37 +49163,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate661.errors = vErrors;
+validate666.errors = vErrors;
 return errors === 0;
 }
-validate661.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate666.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate660(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate660.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate661(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate661.errors : vErrors.concat(validate661.errors);
-errors = vErrors.length;
-}
-validate660.errors = vErrors;
-return errors === 0;
-}
-validate660.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.addEditorMedia__200 = validate664;
-const schema415 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaAddition","$id":"https://media-api.local/components/response/addEditorMedia__200"};
-const schema416 = {"type":"object","description":"Result of POST /editor/videos/{id}/media.","additionalProperties":false,"required":["object","video_id","item","track","version"],"properties":{"object":{"type":"string","const":"editor_media_addition"},"video_id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"item":{"$ref":"https://media-api.local/components#/$defs/EditorItem"},"track":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"},"version":{"type":"integer","format":"int64","description":"The project's new version.","minimum":1,"maximum":9007199254740991}}};
 
 function validate665(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate665.evaluated;
@@ -48861,233 +49180,17 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.video_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.item === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.track === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "track"},message:"must have required property '"+"track"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.version === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((((key0 === "object") || (key0 === "video_id")) || (key0 === "item")) || (key0 === "track")) || (key0 === "version"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if("editor_media_addition" !== data0){
-const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_addition"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.video_id !== undefined){
-let data1 = data.video_id;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err8 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-const err9 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data1 < 1 || isNaN(data1)){
-const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(!(formats18.validate(data1))){
-const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-}
-if(data.item !== undefined){
-if(!(validate452(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
+if(!(validate666(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate666.errors : vErrors.concat(validate666.errors);
 errors = vErrors.length;
-}
-}
-if(data.track !== undefined){
-if(!(validate450(data.track, {instancePath:instancePath+"/track",parentData:data,parentDataProperty:"track",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
-errors = vErrors.length;
-}
-}
-if(data.version !== undefined){
-let data4 = data.version;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-if(data4 < 1 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(!(formats18.validate(data4))){
-const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
 }
 validate665.errors = vErrors;
 return errors === 0;
 }
 validate665.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate664(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate664.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate665(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate665.errors : vErrors.concat(validate665.errors);
-errors = vErrors.length;
-}
-validate664.errors = vErrors;
-return errors === 0;
-}
-validate664.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.addEditorMedia__400 = validate669;
-const schema417 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__400"};
+exports.addEditorMedia__401 = validate669;
+const schema417 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__401"};
 
 function validate670(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49283,7 +49386,7 @@ validate670.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate669(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__400" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate669.evaluated;
@@ -49302,8 +49405,8 @@ return errors === 0;
 }
 validate669.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__401 = validate673;
-const schema419 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__401"};
+exports.addEditorMedia__402 = validate673;
+const schema419 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__402"};
 
 function validate674(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49499,7 +49602,7 @@ validate674.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate673(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__401" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate673.evaluated;
@@ -49518,8 +49621,8 @@ return errors === 0;
 }
 validate673.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__402 = validate677;
-const schema421 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__402"};
+exports.addEditorMedia__403 = validate677;
+const schema421 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__403"};
 
 function validate678(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49715,7 +49818,7 @@ validate678.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate677(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__402" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate677.evaluated;
@@ -49734,8 +49837,8 @@ return errors === 0;
 }
 validate677.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__403 = validate681;
-const schema423 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__403"};
+exports.addEditorMedia__404 = validate681;
+const schema423 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__404"};
 
 function validate682(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49931,7 +50034,7 @@ validate682.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate681(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__403" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate681.evaluated;
@@ -49950,8 +50053,8 @@ return errors === 0;
 }
 validate681.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__404 = validate685;
-const schema425 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__404"};
+exports.addEditorMedia__413 = validate685;
+const schema425 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__413"};
 
 function validate686(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50147,7 +50250,7 @@ validate686.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate685(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__404" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate685.evaluated;
@@ -50166,8 +50269,8 @@ return errors === 0;
 }
 validate685.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__413 = validate689;
-const schema427 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__413"};
+exports.addEditorMedia__415 = validate689;
+const schema427 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__415"};
 
 function validate690(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50363,7 +50466,7 @@ validate690.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate689(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__413" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate689.evaluated;
@@ -50382,8 +50485,8 @@ return errors === 0;
 }
 validate689.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__415 = validate693;
-const schema429 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__415"};
+exports.addEditorMedia__429 = validate693;
+const schema429 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__429"};
 
 function validate694(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50579,7 +50682,7 @@ validate694.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate693(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__415" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate693.evaluated;
@@ -50598,8 +50701,8 @@ return errors === 0;
 }
 validate693.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__429 = validate697;
-const schema431 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__429"};
+exports.addEditorMedia__500 = validate697;
+const schema431 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__500"};
 
 function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50795,7 +50898,7 @@ validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate697(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__429" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate697.evaluated;
@@ -50814,8 +50917,8 @@ return errors === 0;
 }
 validate697.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__500 = validate701;
-const schema433 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__500"};
+exports.addEditorMedia__503 = validate701;
+const schema433 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__503"};
 
 function validate702(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -51011,7 +51114,7 @@ validate702.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate701(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__500" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate701.evaluated;
@@ -51030,230 +51133,14 @@ return errors === 0;
 }
 validate701.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__503 = validate705;
-const schema435 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__503"};
+exports.exportEditorVideo__200 = validate705;
+const schema435 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/exportEditorVideo__200"};
+const schema436 = {"type":"object","description":"A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set); queued or rendering → canceled (DELETE /editor/videos/{id}/exports/{export_id}). url is a signed, expiring link, present only when completed.","additionalProperties":false,"required":["object","id","video_id","version","status","progress","quality","width","height","fps","duration_seconds","url","size_bytes","error","created_at","updated_at","completed_at"],"properties":{"object":{"type":"string","const":"editor_export"},"id":{"type":"string","format":"uuid","description":"Passed as export_id.","maxLength":36},"video_id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"version":{"type":"integer","format":"int64","description":"The project version this export renders.","minimum":1,"maximum":9007199254740991},"status":{"type":"string","enum":["queued","rendering","completed","failed","canceled"]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed).","minimum":0,"maximum":100},"quality":{"type":"string","enum":["draft","standard","high"]},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","description":"Length of the MP4 (the end of the project's last item).","minimum":0,"maximum":14400},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4 (video/mp4); only when completed, else null.","maxLength":4096},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 once completed, else null.","minimum":0,"maximum":9007199254740991},"error":{"description":"Structured failure details when status is failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"completed_at":{"type":["string","null"],"format":"date-time","maxLength":40}}};
 
 function validate706(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate706.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate706.errors = vErrors;
-return errors === 0;
-}
-validate706.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate705(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate705.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate706(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate706.errors : vErrors.concat(validate706.errors);
-errors = vErrors.length;
-}
-validate705.errors = vErrors;
-return errors === 0;
-}
-validate705.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.exportEditorVideo__200 = validate709;
-const schema437 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/exportEditorVideo__200"};
-const schema438 = {"type":"object","description":"A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set); queued or rendering → canceled (DELETE /editor/videos/{id}/exports/{export_id}). url is a signed, expiring link, present only when completed.","additionalProperties":false,"required":["object","id","video_id","version","status","progress","quality","width","height","fps","duration_seconds","url","size_bytes","error","created_at","updated_at","completed_at"],"properties":{"object":{"type":"string","const":"editor_export"},"id":{"type":"string","format":"uuid","description":"Passed as export_id.","maxLength":36},"video_id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"version":{"type":"integer","format":"int64","description":"The project version this export renders.","minimum":1,"maximum":9007199254740991},"status":{"type":"string","enum":["queued","rendering","completed","failed","canceled"]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed).","minimum":0,"maximum":100},"quality":{"type":"string","enum":["draft","standard","high"]},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","description":"Length of the MP4 (the end of the project's last item).","minimum":0,"maximum":14400},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4 (video/mp4); only when completed, else null.","maxLength":4096},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 once completed, else null.","minimum":0,"maximum":9007199254740991},"error":{"description":"Structured failure details when status is failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"completed_at":{"type":["string","null"],"format":"date-time","maxLength":40}}};
-
-function validate710(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate710.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51432,7 +51319,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema438.properties, key0))){
+if(!(func10.call(schema436.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -51604,7 +51491,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema438.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema436.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -51672,7 +51559,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema438.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema436.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -51845,7 +51732,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema438.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema436.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -51880,7 +51767,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema438.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema436.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -52221,7 +52108,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema438.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema436.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -52264,14 +52151,36 @@ vErrors.push(err86);
 }
 errors++;
 }
-validate710.errors = vErrors;
+validate706.errors = vErrors;
 return errors === 0;
 }
-validate710.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate706.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate705(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate705.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate706(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate706.errors : vErrors.concat(validate706.errors);
+errors = vErrors.length;
+}
+validate705.errors = vErrors;
+return errors === 0;
+}
+validate705.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.exportEditorVideo__400 = validate708;
+const schema438 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
 
 function validate709(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate709.evaluated;
@@ -52281,17 +52190,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate710(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate710.errors : vErrors.concat(validate710.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate709.errors = vErrors;
 return errors === 0;
 }
 validate709.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__400 = validate712;
-const schema440 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
+
+function validate708(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate708.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate709(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate709.errors : vErrors.concat(validate709.errors);
+errors = vErrors.length;
+}
+validate708.errors = vErrors;
+return errors === 0;
+}
+validate708.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.exportEditorVideo__401 = validate712;
+const schema440 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
 
 function validate713(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52487,7 +52590,7 @@ validate713.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate712(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__400" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate712.evaluated;
@@ -52506,8 +52609,8 @@ return errors === 0;
 }
 validate712.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__401 = validate716;
-const schema442 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
+exports.exportEditorVideo__402 = validate716;
+const schema442 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
 
 function validate717(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52703,7 +52806,7 @@ validate717.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate716(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__401" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate716.evaluated;
@@ -52722,8 +52825,8 @@ return errors === 0;
 }
 validate716.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__402 = validate720;
-const schema444 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
+exports.exportEditorVideo__403 = validate720;
+const schema444 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
 
 function validate721(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52919,7 +53022,7 @@ validate721.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__402" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate720.evaluated;
@@ -52938,8 +53041,8 @@ return errors === 0;
 }
 validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__403 = validate724;
-const schema446 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
+exports.exportEditorVideo__404 = validate724;
+const schema446 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
 
 function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53135,7 +53238,7 @@ validate725.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate724(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__403" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate724.evaluated;
@@ -53154,8 +53257,8 @@ return errors === 0;
 }
 validate724.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__404 = validate728;
-const schema448 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
+exports.exportEditorVideo__413 = validate728;
+const schema448 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
 
 function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53351,7 +53454,7 @@ validate729.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate728(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__404" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate728.evaluated;
@@ -53370,8 +53473,8 @@ return errors === 0;
 }
 validate728.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__413 = validate732;
-const schema450 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
+exports.exportEditorVideo__415 = validate732;
+const schema450 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
 
 function validate733(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53567,7 +53670,7 @@ validate733.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate732(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__413" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate732.evaluated;
@@ -53586,8 +53689,8 @@ return errors === 0;
 }
 validate732.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__415 = validate736;
-const schema452 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
+exports.exportEditorVideo__429 = validate736;
+const schema452 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
 
 function validate737(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53783,7 +53886,7 @@ validate737.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate736(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__415" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate736.evaluated;
@@ -53802,8 +53905,8 @@ return errors === 0;
 }
 validate736.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__429 = validate740;
-const schema454 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
+exports.exportEditorVideo__500 = validate740;
+const schema454 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
 
 function validate741(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53999,7 +54102,7 @@ validate741.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate740(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__429" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate740.evaluated;
@@ -54018,8 +54121,8 @@ return errors === 0;
 }
 validate740.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__500 = validate744;
-const schema456 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
+exports.exportEditorVideo__503 = validate744;
+const schema456 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__503"};
 
 function validate745(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -54215,7 +54318,7 @@ validate745.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate744(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__500" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate744.evaluated;
@@ -54234,229 +54337,13 @@ return errors === 0;
 }
 validate744.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__503 = validate748;
-const schema458 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__503"};
+exports.getEditorVideoExport__200 = validate748;
+const schema458 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/getEditorVideoExport__200"};
 
 function validate749(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate749.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate749.errors = vErrors;
-return errors === 0;
-}
-validate749.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate748(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate748.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate749(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate749.errors : vErrors.concat(validate749.errors);
-errors = vErrors.length;
-}
-validate748.errors = vErrors;
-return errors === 0;
-}
-validate748.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getEditorVideoExport__200 = validate752;
-const schema460 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/getEditorVideoExport__200"};
-
-function validate753(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate753.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -54635,7 +54522,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema438.properties, key0))){
+if(!(func10.call(schema436.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -54807,7 +54694,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema438.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema436.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -54875,7 +54762,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema438.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema436.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -55048,7 +54935,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema438.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema436.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -55083,7 +54970,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema438.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema436.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -55424,7 +55311,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema438.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema436.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -55467,14 +55354,36 @@ vErrors.push(err86);
 }
 errors++;
 }
-validate753.errors = vErrors;
+validate749.errors = vErrors;
 return errors === 0;
 }
-validate753.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate749.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate748(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate748.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate749(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate749.errors : vErrors.concat(validate749.errors);
+errors = vErrors.length;
+}
+validate748.errors = vErrors;
+return errors === 0;
+}
+validate748.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getEditorVideoExport__400 = validate751;
+const schema461 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
 
 function validate752(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate752.evaluated;
@@ -55484,17 +55393,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate753(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate753.errors : vErrors.concat(validate753.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate752.errors = vErrors;
 return errors === 0;
 }
 validate752.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__400 = validate755;
-const schema463 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
+
+function validate751(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate751.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate752(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate752.errors : vErrors.concat(validate752.errors);
+errors = vErrors.length;
+}
+validate751.errors = vErrors;
+return errors === 0;
+}
+validate751.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getEditorVideoExport__401 = validate755;
+const schema463 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
 
 function validate756(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55690,7 +55793,7 @@ validate756.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate755(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__400" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate755.evaluated;
@@ -55709,8 +55812,8 @@ return errors === 0;
 }
 validate755.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__401 = validate759;
-const schema465 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
+exports.getEditorVideoExport__402 = validate759;
+const schema465 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
 
 function validate760(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55906,7 +56009,7 @@ validate760.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate759(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__401" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate759.evaluated;
@@ -55925,8 +56028,8 @@ return errors === 0;
 }
 validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__402 = validate763;
-const schema467 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
+exports.getEditorVideoExport__403 = validate763;
+const schema467 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
 
 function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56122,7 +56225,7 @@ validate764.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate763(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__402" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate763.evaluated;
@@ -56141,8 +56244,8 @@ return errors === 0;
 }
 validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__403 = validate767;
-const schema469 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
+exports.getEditorVideoExport__404 = validate767;
+const schema469 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
 
 function validate768(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56338,7 +56441,7 @@ validate768.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate767(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__403" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate767.evaluated;
@@ -56357,8 +56460,8 @@ return errors === 0;
 }
 validate767.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__404 = validate771;
-const schema471 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
+exports.getEditorVideoExport__429 = validate771;
+const schema471 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
 
 function validate772(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56554,7 +56657,7 @@ validate772.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate771(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__404" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate771.evaluated;
@@ -56573,8 +56676,8 @@ return errors === 0;
 }
 validate771.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__429 = validate775;
-const schema473 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
+exports.getEditorVideoExport__500 = validate775;
+const schema473 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
 
 function validate776(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56770,7 +56873,7 @@ validate776.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate775(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__429" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate775.evaluated;
@@ -56789,8 +56892,8 @@ return errors === 0;
 }
 validate775.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__500 = validate779;
-const schema475 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
+exports.getEditorVideoExport__503 = validate779;
+const schema475 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__503"};
 
 function validate780(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56986,7 +57089,7 @@ validate780.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate779(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__500" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate779.evaluated;
@@ -57005,229 +57108,13 @@ return errors === 0;
 }
 validate779.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__503 = validate783;
-const schema477 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__503"};
+exports.cancelEditorVideoExport__200 = validate783;
+const schema477 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/cancelEditorVideoExport__200"};
 
 function validate784(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate784.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate784.errors = vErrors;
-return errors === 0;
-}
-validate784.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate783(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate783.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate784(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate784.errors : vErrors.concat(validate784.errors);
-errors = vErrors.length;
-}
-validate783.errors = vErrors;
-return errors === 0;
-}
-validate783.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.cancelEditorVideoExport__200 = validate787;
-const schema479 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/cancelEditorVideoExport__200"};
-
-function validate788(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate788.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -57406,7 +57293,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema438.properties, key0))){
+if(!(func10.call(schema436.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -57578,7 +57465,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema438.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema436.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -57646,7 +57533,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema438.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema436.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -57819,7 +57706,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema438.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema436.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -57854,7 +57741,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema438.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema436.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -58195,7 +58082,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema438.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema436.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -58238,14 +58125,36 @@ vErrors.push(err86);
 }
 errors++;
 }
-validate788.errors = vErrors;
+validate784.errors = vErrors;
 return errors === 0;
 }
-validate788.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate784.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate783(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate783.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate784(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate784.errors : vErrors.concat(validate784.errors);
+errors = vErrors.length;
+}
+validate783.errors = vErrors;
+return errors === 0;
+}
+validate783.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.cancelEditorVideoExport__400 = validate786;
+const schema480 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
 
 function validate787(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate787.evaluated;
@@ -58255,17 +58164,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate788(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate788.errors : vErrors.concat(validate788.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate787.errors = vErrors;
 return errors === 0;
 }
 validate787.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__400 = validate790;
-const schema482 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
+
+function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate786.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate787(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate787.errors : vErrors.concat(validate787.errors);
+errors = vErrors.length;
+}
+validate786.errors = vErrors;
+return errors === 0;
+}
+validate786.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.cancelEditorVideoExport__401 = validate790;
+const schema482 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
 
 function validate791(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58461,7 +58564,7 @@ validate791.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate790(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__400" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate790.evaluated;
@@ -58480,8 +58583,8 @@ return errors === 0;
 }
 validate790.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__401 = validate794;
-const schema484 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
+exports.cancelEditorVideoExport__402 = validate794;
+const schema484 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
 
 function validate795(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58677,7 +58780,7 @@ validate795.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate794(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__401" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate794.evaluated;
@@ -58696,8 +58799,8 @@ return errors === 0;
 }
 validate794.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__402 = validate798;
-const schema486 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
+exports.cancelEditorVideoExport__403 = validate798;
+const schema486 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
 
 function validate799(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58893,7 +58996,7 @@ validate799.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate798(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__402" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate798.evaluated;
@@ -58912,8 +59015,8 @@ return errors === 0;
 }
 validate798.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__403 = validate802;
-const schema488 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
+exports.cancelEditorVideoExport__404 = validate802;
+const schema488 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
 
 function validate803(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59109,7 +59212,7 @@ validate803.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate802(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__403" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate802.evaluated;
@@ -59128,8 +59231,8 @@ return errors === 0;
 }
 validate802.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__404 = validate806;
-const schema490 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
+exports.cancelEditorVideoExport__409 = validate806;
+const schema490 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
 
 function validate807(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59325,7 +59428,7 @@ validate807.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate806(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__404" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__409" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate806.evaluated;
@@ -59344,8 +59447,8 @@ return errors === 0;
 }
 validate806.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__409 = validate810;
-const schema492 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
+exports.cancelEditorVideoExport__429 = validate810;
+const schema492 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
 
 function validate811(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59541,7 +59644,7 @@ validate811.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate810(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__409" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate810.evaluated;
@@ -59560,8 +59663,8 @@ return errors === 0;
 }
 validate810.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__429 = validate814;
-const schema494 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
+exports.cancelEditorVideoExport__500 = validate814;
+const schema494 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
 
 function validate815(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59757,7 +59860,7 @@ validate815.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate814(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__429" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate814.evaluated;
@@ -59776,8 +59879,8 @@ return errors === 0;
 }
 validate814.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__500 = validate818;
-const schema496 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
+exports.cancelEditorVideoExport__503 = validate818;
+const schema496 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__503"};
 
 function validate819(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59973,7 +60076,7 @@ validate819.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate818(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__500" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate818.evaluated;
@@ -59992,13 +60095,842 @@ return errors === 0;
 }
 validate818.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__503 = validate822;
-const schema498 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__503"};
+exports.listEditorMedia__200 = validate822;
+const schema498 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaList","$id":"https://media-api.local/components/response/listEditorMedia__200"};
+const schema499 = {"type":"object","description":"One page of editor media, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
+const schema500 = {"type":"object","description":"A file of the editor media library. width, height, duration_seconds and has_audio are probed from the real file (null when not applicable: images have no duration, audio has no size). status is ready once stored and probed; processing while a server-side import or synthesis runs; failed if that failed.","additionalProperties":false,"required":["object","id","media_type","title","filename","content_type","size_bytes","width","height","duration_seconds","has_audio","status","url","created_at"],"properties":{"object":{"type":"string","const":"editor_media"},"id":{"type":"string","format":"uuid","description":"Passed as media_id.","maxLength":36},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"title":{"type":"string","description":"Title (the filename when none was given).","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"filename":{"type":"string","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"The detected MIME type, e.g. video/mp4, image/png, audio/mpeg.","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"size_bytes":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991},"width":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"height":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"duration_seconds":{"type":["number","null"],"minimum":0,"maximum":86400},"has_audio":{"type":["boolean","null"],"description":"Whether a video has an audio stream (true for audio and voice, null for images)."},"status":{"type":"string","enum":["processing","ready","failed"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the file.","maxLength":4096},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema501 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
+const pattern277 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
+
+function validate824(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate824.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.media_type === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media_type"},message:"must have required property '"+"media_type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.title === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.filename === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.content_type === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "content_type"},message:"must have required property '"+"content_type"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.size_bytes === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "size_bytes"},message:"must have required property '"+"size_bytes"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.width === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.height === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.duration_seconds === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "duration_seconds"},message:"must have required property '"+"duration_seconds"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.has_audio === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_audio"},message:"must have required property '"+"has_audio"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.status === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.url === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func10.call(schema500.properties, key0))){
+const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err15 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if("editor_media" !== data0){
+const err16 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err17 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!(formats66.test(data1))){
+const err18 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.media_type !== undefined){
+let data2 = data.media_type;
+if(typeof data2 !== "string"){
+const err20 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
+const err21 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema501.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.title !== undefined){
+let data3 = data.title;
+if(typeof data3 === "string"){
+if(func1(data3) > 200){
+const err22 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!pattern5.test(data3)){
+const err23 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.filename !== undefined){
+let data4 = data.filename;
+if(typeof data4 === "string"){
+if(func1(data4) > 255){
+const err25 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(!pattern277.test(data4)){
+const err26 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.content_type !== undefined){
+let data5 = data.content_type;
+if(typeof data5 === "string"){
+if(func1(data5) > 255){
+const err28 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(!pattern34.test(data5)){
+const err29 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/pattern",keyword:"pattern",params:{pattern: "^[a-z]+/[A-Za-z0-9.+-]+$"},message:"must match pattern \""+"^[a-z]+/[A-Za-z0-9.+-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.size_bytes !== undefined){
+let data6 = data.size_bytes;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err31 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err32 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err33 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!(formats18.validate(data6))){
+const err34 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+if(data.width !== undefined){
+let data7 = data.width;
+if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
+const err35 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: schema500.properties.width.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 65535 || isNaN(data7)){
+const err36 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data7 < 1 || isNaN(data7)){
+const err37 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(!(formats6.validate(data7))){
+const err38 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+if(data.height !== undefined){
+let data8 = data.height;
+if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
+const err39 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: schema500.properties.height.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 65535 || isNaN(data8)){
+const err40 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data8 < 1 || isNaN(data8)){
+const err41 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(!(formats6.validate(data8))){
+const err42 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+if(data.duration_seconds !== undefined){
+let data9 = data.duration_seconds;
+if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
+const err43 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema500.properties.duration_seconds.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 86400 || isNaN(data9)){
+const err44 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data9 < 0 || isNaN(data9)){
+const err45 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+if(data.has_audio !== undefined){
+let data10 = data.has_audio;
+if((typeof data10 !== "boolean") && (data10 !== null)){
+const err46 = {instancePath:instancePath+"/has_audio",schemaPath:"#/properties/has_audio/type",keyword:"type",params:{type: schema500.properties.has_audio.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data11 = data.status;
+if(typeof data11 !== "string"){
+const err47 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(!(((data11 === "processing") || (data11 === "ready")) || (data11 === "failed"))){
+const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema500.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data.url !== undefined){
+let data12 = data.url;
+if(typeof data12 === "string"){
+if(func1(data12) > 4096){
+const err49 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(!(formats0(data12))){
+const err50 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data13 = data.created_at;
+if(typeof data13 === "string"){
+if(func1(data13) > 40){
+const err52 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(!(formats46.validate(data13))){
+const err53 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+}
+else {
+const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+validate824.errors = vErrors;
+return errors === 0;
+}
+validate824.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate823(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate823.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.next_cursor === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_cursor"},message:"must have required property '"+"next_cursor"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "object") || (key0 === "data")) || (key0 === "next_cursor"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if("list" !== data0){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+if(data1.length > 100){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate824(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate824.errors : vErrors.concat(validate824.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.next_cursor !== undefined){
+let data3 = data.next_cursor;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema499.properties.next_cursor.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 200){
+const err9 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern183.test(data3)){
+const err10 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate823.errors = vErrors;
+return errors === 0;
+}
+validate823.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate822(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate822.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate823(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate823.errors : vErrors.concat(validate823.errors);
+errors = vErrors.length;
+}
+validate822.errors = vErrors;
+return errors === 0;
+}
+validate822.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listEditorMedia__400 = validate827;
+const schema502 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__400"};
+
+function validate828(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate828.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -60182,675 +61114,6 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate823.errors = vErrors;
-return errors === 0;
-}
-validate823.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate822(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate822.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate823(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate823.errors : vErrors.concat(validate823.errors);
-errors = vErrors.length;
-}
-validate822.errors = vErrors;
-return errors === 0;
-}
-validate822.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listEditorMedia__200 = validate826;
-const schema500 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaList","$id":"https://media-api.local/components/response/listEditorMedia__200"};
-const schema501 = {"type":"object","description":"One page of editor media, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
-const schema502 = {"type":"object","description":"A file of the editor media library. width, height, duration_seconds and has_audio are probed from the real file (null when not applicable: images have no duration, audio has no size). status is ready once stored and probed; processing while a server-side import or synthesis runs; failed if that failed.","additionalProperties":false,"required":["object","id","media_type","title","filename","content_type","size_bytes","width","height","duration_seconds","has_audio","status","url","created_at"],"properties":{"object":{"type":"string","const":"editor_media"},"id":{"type":"string","format":"uuid","description":"Passed as media_id.","maxLength":36},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"title":{"type":"string","description":"Title (the filename when none was given).","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"filename":{"type":"string","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"The detected MIME type, e.g. video/mp4, image/png, audio/mpeg.","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"size_bytes":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991},"width":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"height":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"duration_seconds":{"type":["number","null"],"minimum":0,"maximum":86400},"has_audio":{"type":["boolean","null"],"description":"Whether a video has an audio stream (true for audio and voice, null for images)."},"status":{"type":"string","enum":["processing","ready","failed"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the file.","maxLength":4096},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema503 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
-const pattern278 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
-
-function validate828(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate828.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.media_type === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media_type"},message:"must have required property '"+"media_type"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.title === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.filename === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data.content_type === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "content_type"},message:"must have required property '"+"content_type"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data.size_bytes === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "size_bytes"},message:"must have required property '"+"size_bytes"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data.width === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data.height === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(data.duration_seconds === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "duration_seconds"},message:"must have required property '"+"duration_seconds"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data.has_audio === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_audio"},message:"must have required property '"+"has_audio"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data.status === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data.url === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(data.created_at === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(func10.call(schema502.properties, key0))){
-const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err15 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if("editor_media" !== data0){
-const err16 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-let data1 = data.id;
-if(typeof data1 === "string"){
-if(func1(data1) > 36){
-const err17 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-if(!(formats66.test(data1))){
-const err18 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-else {
-const err19 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-if(data.media_type !== undefined){
-let data2 = data.media_type;
-if(typeof data2 !== "string"){
-const err20 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
-const err21 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema503.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-if(data.title !== undefined){
-let data3 = data.title;
-if(typeof data3 === "string"){
-if(func1(data3) > 200){
-const err22 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-if(!pattern5.test(data3)){
-const err23 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-}
-else {
-const err24 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-if(data.filename !== undefined){
-let data4 = data.filename;
-if(typeof data4 === "string"){
-if(func1(data4) > 255){
-const err25 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-if(!pattern278.test(data4)){
-const err26 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-if(data.content_type !== undefined){
-let data5 = data.content_type;
-if(typeof data5 === "string"){
-if(func1(data5) > 255){
-const err28 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-if(!pattern34.test(data5)){
-const err29 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/pattern",keyword:"pattern",params:{pattern: "^[a-z]+/[A-Za-z0-9.+-]+$"},message:"must match pattern \""+"^[a-z]+/[A-Za-z0-9.+-]+$"+"\""};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-if(data.size_bytes !== undefined){
-let data6 = data.size_bytes;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err31 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 9007199254740991 || isNaN(data6)){
-const err32 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-if(data6 < 0 || isNaN(data6)){
-const err33 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if(!(formats18.validate(data6))){
-const err34 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-}
-if(data.width !== undefined){
-let data7 = data.width;
-if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err35 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: schema502.properties.width.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 65535 || isNaN(data7)){
-const err36 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-if(data7 < 1 || isNaN(data7)){
-const err37 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-if(!(formats6.validate(data7))){
-const err38 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-}
-}
-if(data.height !== undefined){
-let data8 = data.height;
-if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err39 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: schema502.properties.height.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 65535 || isNaN(data8)){
-const err40 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-if(data8 < 1 || isNaN(data8)){
-const err41 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-if(!(formats6.validate(data8))){
-const err42 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-}
-}
-if(data.duration_seconds !== undefined){
-let data9 = data.duration_seconds;
-if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err43 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema502.properties.duration_seconds.type},message:"must be number,null"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 86400 || isNaN(data9)){
-const err44 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
-}
-errors++;
-}
-if(data9 < 0 || isNaN(data9)){
-const err45 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err45];
-}
-else {
-vErrors.push(err45);
-}
-errors++;
-}
-}
-}
-if(data.has_audio !== undefined){
-let data10 = data.has_audio;
-if((typeof data10 !== "boolean") && (data10 !== null)){
-const err46 = {instancePath:instancePath+"/has_audio",schemaPath:"#/properties/has_audio/type",keyword:"type",params:{type: schema502.properties.has_audio.type},message:"must be boolean,null"};
-if(vErrors === null){
-vErrors = [err46];
-}
-else {
-vErrors.push(err46);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data11 = data.status;
-if(typeof data11 !== "string"){
-const err47 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
-}
-errors++;
-}
-if(!(((data11 === "processing") || (data11 === "ready")) || (data11 === "failed"))){
-const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema502.properties.status.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err48];
-}
-else {
-vErrors.push(err48);
-}
-errors++;
-}
-}
-if(data.url !== undefined){
-let data12 = data.url;
-if(typeof data12 === "string"){
-if(func1(data12) > 4096){
-const err49 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
-}
-errors++;
-}
-if(!(formats0(data12))){
-const err50 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
-if(vErrors === null){
-vErrors = [err50];
-}
-else {
-vErrors.push(err50);
-}
-errors++;
-}
-}
-else {
-const err51 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err51];
-}
-else {
-vErrors.push(err51);
-}
-errors++;
-}
-}
-if(data.created_at !== undefined){
-let data13 = data.created_at;
-if(typeof data13 === "string"){
-if(func1(data13) > 40){
-const err52 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
-if(vErrors === null){
-vErrors = [err52];
-}
-else {
-vErrors.push(err52);
-}
-errors++;
-}
-if(!(formats46.validate(data13))){
-const err53 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
-}
-else {
-const err54 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err54];
-}
-else {
-vErrors.push(err54);
-}
-errors++;
-}
-}
-}
-else {
-const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
-}
-errors++;
-}
 validate828.errors = vErrors;
 return errors === 0;
 }
@@ -60858,6 +61121,7 @@ validate828.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate827(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate827.evaluated;
@@ -60867,178 +61131,17 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.data === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.next_cursor === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_cursor"},message:"must have required property '"+"next_cursor"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((key0 === "object") || (key0 === "data")) || (key0 === "next_cursor"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if("list" !== data0){
-const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data1 = data.data;
-if(Array.isArray(data1)){
-if(data1.length > 100){
-const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate828(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+if(!(validate828(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate828.errors : vErrors.concat(validate828.errors);
 errors = vErrors.length;
-}
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.next_cursor !== undefined){
-let data3 = data.next_cursor;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema501.properties.next_cursor.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(typeof data3 === "string"){
-if(func1(data3) > 200){
-const err9 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern184.test(data3)){
-const err10 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
 }
 validate827.errors = vErrors;
 return errors === 0;
 }
 validate827.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate826(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate826.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate827(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate827.errors : vErrors.concat(validate827.errors);
-errors = vErrors.length;
-}
-validate826.errors = vErrors;
-return errors === 0;
-}
-validate826.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listEditorMedia__400 = validate831;
-const schema504 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__400"};
+exports.listEditorMedia__401 = validate831;
+const schema504 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__401"};
 
 function validate832(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61234,7 +61337,7 @@ validate832.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate831(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__400" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate831.evaluated;
@@ -61253,8 +61356,8 @@ return errors === 0;
 }
 validate831.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__401 = validate835;
-const schema506 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__401"};
+exports.listEditorMedia__402 = validate835;
+const schema506 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__402"};
 
 function validate836(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61450,7 +61553,7 @@ validate836.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate835(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__401" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate835.evaluated;
@@ -61469,8 +61572,8 @@ return errors === 0;
 }
 validate835.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__402 = validate839;
-const schema508 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__402"};
+exports.listEditorMedia__403 = validate839;
+const schema508 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__403"};
 
 function validate840(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61666,7 +61769,7 @@ validate840.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate839(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__402" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate839.evaluated;
@@ -61685,8 +61788,8 @@ return errors === 0;
 }
 validate839.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__403 = validate843;
-const schema510 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__403"};
+exports.listEditorMedia__429 = validate843;
+const schema510 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__429"};
 
 function validate844(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61882,7 +61985,7 @@ validate844.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate843(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__403" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate843.evaluated;
@@ -61901,8 +62004,8 @@ return errors === 0;
 }
 validate843.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__429 = validate847;
-const schema512 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__429"};
+exports.listEditorMedia__500 = validate847;
+const schema512 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__500"};
 
 function validate848(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62098,7 +62201,7 @@ validate848.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate847(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__429" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate847.evaluated;
@@ -62117,8 +62220,8 @@ return errors === 0;
 }
 validate847.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__500 = validate851;
-const schema514 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__500"};
+exports.listEditorMedia__503 = validate851;
+const schema514 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__503"};
 
 function validate852(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62314,7 +62417,7 @@ validate852.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate851(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__500" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate851.evaluated;
@@ -62333,13 +62436,305 @@ return errors === 0;
 }
 validate851.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__503 = validate855;
-const schema516 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__503"};
+exports.uploadEditorMedia__200 = validate855;
+const schema516 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMedia__200"};
+const schema517 = {"type":"object","description":"Result of an upload: the stored media and, when add_to_editor was true, the new timeline item, the editor video id and its new version (else null).","additionalProperties":false,"required":["object","media","editor_item","video_id","version"],"properties":{"object":{"type":"string","const":"editor_media_upload"},"media":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"},"editor_item":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/EditorItem"},{"type":"null"}]},"video_id":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991},"version":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991}}};
 
 function validate856(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate856.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.media === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media"},message:"must have required property '"+"media"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.editor_item === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "editor_item"},message:"must have required property '"+"editor_item"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.video_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.version === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "media")) || (key0 === "editor_item")) || (key0 === "video_id")) || (key0 === "version"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if("editor_media_upload" !== data0){
+const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_upload"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.media !== undefined){
+if(!(validate824(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate824.errors : vErrors.concat(validate824.errors);
+errors = vErrors.length;
+}
+}
+if(data.editor_item !== undefined){
+let data2 = data.editor_item;
+const _errs6 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs7 = errors;
+if(!(validate448(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs7 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs8 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid0 = _errs8 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err9 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.video_id !== undefined){
+let data3 = data.video_id;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
+const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema517.properties.video_id.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3 < 1 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!(formats18.validate(data3))){
+const err13 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.version !== undefined){
+let data4 = data.version;
+if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema517.properties.version.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate856.errors = vErrors;
+return errors === 0;
+}
+validate856.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate855(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate855.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate856(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate856.errors : vErrors.concat(validate856.errors);
+errors = vErrors.length;
+}
+validate855.errors = vErrors;
+return errors === 0;
+}
+validate855.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMedia__400 = validate860;
+const schema518 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
+
+function validate861(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate861.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -62523,37 +62918,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate856.errors = vErrors;
+validate861.errors = vErrors;
 return errors === 0;
 }
-validate856.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate861.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate855(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate855.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate856(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate856.errors : vErrors.concat(validate856.errors);
-errors = vErrors.length;
-}
-validate855.errors = vErrors;
-return errors === 0;
-}
-validate855.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.uploadEditorMedia__200 = validate859;
-const schema518 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMedia__200"};
-const schema519 = {"type":"object","description":"Result of an upload: the stored media and, when add_to_editor was true, the new timeline item, the editor video id and its new version (else null).","additionalProperties":false,"required":["object","media","editor_item","video_id","version"],"properties":{"object":{"type":"string","const":"editor_media_upload"},"media":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"},"editor_item":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/EditorItem"},{"type":"null"}]},"video_id":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991},"version":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991}}};
 
 function validate860(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate860.evaluated;
@@ -62563,286 +62935,17 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.media === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media"},message:"must have required property '"+"media"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.editor_item === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "editor_item"},message:"must have required property '"+"editor_item"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.video_id === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.version === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((((key0 === "object") || (key0 === "media")) || (key0 === "editor_item")) || (key0 === "video_id")) || (key0 === "version"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if("editor_media_upload" !== data0){
-const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_upload"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.media !== undefined){
-if(!(validate828(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate828.errors : vErrors.concat(validate828.errors);
+if(!(validate861(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate861.errors : vErrors.concat(validate861.errors);
 errors = vErrors.length;
-}
-}
-if(data.editor_item !== undefined){
-let data2 = data.editor_item;
-const _errs6 = errors;
-let valid1 = false;
-let passing0 = null;
-const _errs7 = errors;
-if(!(validate452(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
-errors = vErrors.length;
-}
-var _valid0 = _errs7 === errors;
-if(_valid0){
-valid1 = true;
-passing0 = 0;
-}
-const _errs8 = errors;
-if(data2 !== null){
-const err8 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-var _valid0 = _errs8 === errors;
-if(_valid0 && valid1){
-valid1 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid1 = true;
-passing0 = 1;
-}
-}
-if(!valid1){
-const err9 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-else {
-errors = _errs6;
-if(vErrors !== null){
-if(_errs6){
-vErrors.length = _errs6;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.video_id !== undefined){
-let data3 = data.video_id;
-if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema519.properties.video_id.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data3 < 1 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(!(formats18.validate(data3))){
-const err13 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-if(data.version !== undefined){
-let data4 = data.version;
-if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema519.properties.version.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(data4 < 1 || isNaN(data4)){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if(!(formats18.validate(data4))){
-const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
 }
 validate860.errors = vErrors;
 return errors === 0;
 }
 validate860.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate859(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate859.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate860(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate860.errors : vErrors.concat(validate860.errors);
-errors = vErrors.length;
-}
-validate859.errors = vErrors;
-return errors === 0;
-}
-validate859.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.uploadEditorMedia__400 = validate864;
-const schema520 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
+exports.uploadEditorMedia__401 = validate864;
+const schema520 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
 
 function validate865(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63038,7 +63141,7 @@ validate865.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate864(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__400" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate864.evaluated;
@@ -63057,8 +63160,8 @@ return errors === 0;
 }
 validate864.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__401 = validate868;
-const schema522 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
+exports.uploadEditorMedia__402 = validate868;
+const schema522 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
 
 function validate869(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63254,7 +63357,7 @@ validate869.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate868(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__401" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate868.evaluated;
@@ -63273,8 +63376,8 @@ return errors === 0;
 }
 validate868.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__402 = validate872;
-const schema524 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
+exports.uploadEditorMedia__403 = validate872;
+const schema524 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
 
 function validate873(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63470,7 +63573,7 @@ validate873.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate872(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__402" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate872.evaluated;
@@ -63489,8 +63592,8 @@ return errors === 0;
 }
 validate872.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__403 = validate876;
-const schema526 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
+exports.uploadEditorMedia__404 = validate876;
+const schema526 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
 
 function validate877(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63686,7 +63789,7 @@ validate877.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate876(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__403" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate876.evaluated;
@@ -63705,8 +63808,8 @@ return errors === 0;
 }
 validate876.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__404 = validate880;
-const schema528 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
+exports.uploadEditorMedia__413 = validate880;
+const schema528 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
 
 function validate881(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63902,7 +64005,7 @@ validate881.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate880(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__404" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate880.evaluated;
@@ -63921,8 +64024,8 @@ return errors === 0;
 }
 validate880.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__413 = validate884;
-const schema530 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
+exports.uploadEditorMedia__415 = validate884;
+const schema530 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
 
 function validate885(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64118,7 +64221,7 @@ validate885.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate884(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__413" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate884.evaluated;
@@ -64137,8 +64240,8 @@ return errors === 0;
 }
 validate884.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__415 = validate888;
-const schema532 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
+exports.uploadEditorMedia__429 = validate888;
+const schema532 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
 
 function validate889(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64334,7 +64437,7 @@ validate889.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate888(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__415" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate888.evaluated;
@@ -64353,8 +64456,8 @@ return errors === 0;
 }
 validate888.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__429 = validate892;
-const schema534 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
+exports.uploadEditorMedia__500 = validate892;
+const schema534 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
 
 function validate893(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64550,7 +64653,7 @@ validate893.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate892(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__429" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate892.evaluated;
@@ -64569,8 +64672,8 @@ return errors === 0;
 }
 validate892.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__500 = validate896;
-const schema536 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
+exports.uploadEditorMedia__503 = validate896;
+const schema536 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__503"};
 
 function validate897(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64766,7 +64869,7 @@ validate897.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate896(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__500" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate896.evaluated;
@@ -64785,13 +64888,90 @@ return errors === 0;
 }
 validate896.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__503 = validate900;
-const schema538 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__503"};
+exports.getHealth__200 = validate900;
+const schema538 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
+const schema539 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
 
-function validate901(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate900(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate901.evaluated;
+const evaluated0 = validate900.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "status")){
+const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!(data0 === "ok")){
+const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema539.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate900.errors = vErrors;
+return errors === 0;
+}
+validate900.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__400 = validate901;
+const schema540 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
+
+function validate902(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate902.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -64975,111 +65155,34 @@ vErrors.push(err14);
 }
 errors++;
 }
+validate902.errors = vErrors;
+return errors === 0;
+}
+validate902.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate901(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate901.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate902(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate902.errors : vErrors.concat(validate902.errors);
+errors = vErrors.length;
+}
 validate901.errors = vErrors;
 return errors === 0;
 }
 validate901.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate900(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate900.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate901(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate901.errors : vErrors.concat(validate901.errors);
-errors = vErrors.length;
-}
-validate900.errors = vErrors;
-return errors === 0;
-}
-validate900.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getHealth__200 = validate904;
-const schema540 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
-const schema541 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
-
-function validate904(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate904.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status === undefined){
-const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "status")){
-const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(!(data0 === "ok")){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema541.properties.status.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate904.errors = vErrors;
-return errors === 0;
-}
-validate904.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getHealth__400 = validate905;
-const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
+exports.getHealth__429 = validate905;
+const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
 
 function validate906(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65275,7 +65378,7 @@ validate906.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate905(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__400" */;
+/*# sourceURL="https://media-api.local/components/response/getHealth__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate905.evaluated;
@@ -65294,8 +65397,8 @@ return errors === 0;
 }
 validate905.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__429 = validate909;
-const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
+exports.getHealth__500 = validate909;
+const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
 
 function validate910(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65491,7 +65594,7 @@ validate910.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate909(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__429" */;
+/*# sourceURL="https://media-api.local/components/response/getHealth__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate909.evaluated;
@@ -65510,13 +65613,280 @@ return errors === 0;
 }
 validate909.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__500 = validate913;
-const schema546 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
+exports.getReadiness__200 = validate913;
+const schema546 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
+const schema547 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
+const schema548 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
 
 function validate914(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate914.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.checks === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "checks"},message:"must have required property '"+"checks"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "status") || (key0 === "checks"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(data0 === "ready")){
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema547.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.checks !== undefined){
+let data1 = data.checks;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.database === undefined){
+const err5 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "database"},message:"must have required property '"+"database"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.migrations === undefined){
+const err6 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "migrations"},message:"must have required property '"+"migrations"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.queue === undefined){
+const err7 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1.accepting === undefined){
+const err8 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "accepting"},message:"must have required property '"+"accepting"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key1 in data1){
+if(!((((key1 === "database") || (key1 === "migrations")) || (key1 === "queue")) || (key1 === "accepting"))){
+const err9 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data1.database !== undefined){
+let data2 = data1.database;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!((data2 === "ok") || (data2 === "failing"))){
+const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema548.properties.database.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data1.migrations !== undefined){
+let data3 = data1.migrations;
+if(typeof data3 !== "string"){
+const err12 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!((data3 === "ok") || (data3 === "failing"))){
+const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema548.properties.migrations.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data1.queue !== undefined){
+let data4 = data1.queue;
+if(typeof data4 !== "string"){
+const err14 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!((data4 === "ok") || (data4 === "failing"))){
+const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema548.properties.queue.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data1.accepting !== undefined){
+let data5 = data1.accepting;
+if(typeof data5 !== "string"){
+const err16 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!((data5 === "ok") || (data5 === "failing"))){
+const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema548.properties.accepting.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate914.errors = vErrors;
+return errors === 0;
+}
+validate914.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate913(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getReadiness__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate913.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate914(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate914.errors : vErrors.concat(validate914.errors);
+errors = vErrors.length;
+}
+validate913.errors = vErrors;
+return errors === 0;
+}
+validate913.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__400 = validate916;
+const schema549 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
+
+function validate917(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate917.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -65700,301 +66070,34 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate914.errors = vErrors;
-return errors === 0;
-}
-validate914.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate913(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__500" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate913.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate914(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate914.errors : vErrors.concat(validate914.errors);
-errors = vErrors.length;
-}
-validate913.errors = vErrors;
-return errors === 0;
-}
-validate913.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getReadiness__200 = validate917;
-const schema548 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
-const schema549 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
-const schema550 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
-
-function validate918(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate918.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.checks === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "checks"},message:"must have required property '"+"checks"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "status") || (key0 === "checks"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(!(data0 === "ready")){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema549.properties.status.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.checks !== undefined){
-let data1 = data.checks;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.database === undefined){
-const err5 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "database"},message:"must have required property '"+"database"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data1.migrations === undefined){
-const err6 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "migrations"},message:"must have required property '"+"migrations"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data1.queue === undefined){
-const err7 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data1.accepting === undefined){
-const err8 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "accepting"},message:"must have required property '"+"accepting"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-for(const key1 in data1){
-if(!((((key1 === "database") || (key1 === "migrations")) || (key1 === "queue")) || (key1 === "accepting"))){
-const err9 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data1.database !== undefined){
-let data2 = data1.database;
-if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(!((data2 === "ok") || (data2 === "failing"))){
-const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema550.properties.database.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data1.migrations !== undefined){
-let data3 = data1.migrations;
-if(typeof data3 !== "string"){
-const err12 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(!((data3 === "ok") || (data3 === "failing"))){
-const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema550.properties.migrations.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(data1.queue !== undefined){
-let data4 = data1.queue;
-if(typeof data4 !== "string"){
-const err14 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(!((data4 === "ok") || (data4 === "failing"))){
-const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema550.properties.queue.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data1.accepting !== undefined){
-let data5 = data1.accepting;
-if(typeof data5 !== "string"){
-const err16 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if(!((data5 === "ok") || (data5 === "failing"))){
-const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema550.properties.accepting.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-}
-else {
-const err18 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-validate918.errors = vErrors;
-return errors === 0;
-}
-validate918.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate917(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getReadiness__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate917.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate918(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate918.errors : vErrors.concat(validate918.errors);
-errors = vErrors.length;
-}
 validate917.errors = vErrors;
 return errors === 0;
 }
 validate917.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__400 = validate920;
-const schema551 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
+
+function validate916(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getReadiness__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate916.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate917(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate917.errors : vErrors.concat(validate917.errors);
+errors = vErrors.length;
+}
+validate916.errors = vErrors;
+return errors === 0;
+}
+validate916.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__429 = validate920;
+const schema551 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
 
 function validate921(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66190,7 +66293,7 @@ validate921.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate920(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getReadiness__400" */;
+/*# sourceURL="https://media-api.local/components/response/getReadiness__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate920.evaluated;
@@ -66209,8 +66312,8 @@ return errors === 0;
 }
 validate920.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__429 = validate924;
-const schema553 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
+exports.getReadiness__500 = validate924;
+const schema553 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
 
 function validate925(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66406,7 +66509,7 @@ validate925.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate924(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getReadiness__429" */;
+/*# sourceURL="https://media-api.local/components/response/getReadiness__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate924.evaluated;
@@ -66425,8 +66528,8 @@ return errors === 0;
 }
 validate924.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__500 = validate928;
-const schema555 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
+exports.getReadiness__503 = validate928;
+const schema555 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
 
 function validate929(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66622,7 +66725,7 @@ validate929.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate928(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getReadiness__500" */;
+/*# sourceURL="https://media-api.local/components/response/getReadiness__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate928.evaluated;
@@ -66641,8 +66744,8 @@ return errors === 0;
 }
 validate928.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__503 = validate932;
-const schema557 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
+exports.ErrorResponse = validate932;
+const schema557 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
 
 function validate933(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66838,7 +66941,7 @@ validate933.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate932(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getReadiness__503" */;
+/*# sourceURL="https://media-api.local/components/response/ErrorResponse" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate932.evaluated;
@@ -66857,230 +66960,14 @@ return errors === 0;
 }
 validate932.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ErrorResponse = validate936;
-const schema559 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
+exports.mcp__get_workspace = validate936;
+const schema559 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
+const schema560 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
 
 function validate937(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate937.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate937.errors = vErrors;
-return errors === 0;
-}
-validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate936(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/ErrorResponse" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate936.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate937(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate937.errors : vErrors.concat(validate937.errors);
-errors = vErrors.length;
-}
-validate936.errors = vErrors;
-return errors === 0;
-}
-validate936.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.mcp__get_workspace = validate940;
-const schema561 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
-const schema562 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
-
-function validate941(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate941.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67303,7 +67190,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data4 === "paid") || (data4 === "none"))){
-const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema562.properties.plan.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema560.properties.plan.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -67438,42 +67325,42 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate941.errors = vErrors;
+validate937.errors = vErrors;
 return errors === 0;
 }
-validate941.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate940(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate936(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate940.evaluated;
+const evaluated0 = validate936.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate941(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate941.errors : vErrors.concat(validate941.errors);
+if(!(validate937(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate937.errors : vErrors.concat(validate937.errors);
 errors = vErrors.length;
 }
-validate940.errors = vErrors;
+validate936.errors = vErrors;
 return errors === 0;
 }
-validate940.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate936.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate943;
-const schema564 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
-const schema565 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
-const schema566 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
-const schema567 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate939;
+const schema562 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
+const schema563 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
+const schema564 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
+const schema565 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate945(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate941(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate945.evaluated;
+const evaluated0 = validate941.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67601,7 +67488,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest")) || (data1 === "facebook"))){
-const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema567.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema565.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -67649,7 +67536,7 @@ errors++;
 if(data.display_name !== undefined){
 let data3 = data.display_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema566.properties.display_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema564.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -67684,7 +67571,7 @@ errors++;
 if(data.avatar_url !== undefined){
 let data4 = data.avatar_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema566.properties.avatar_url.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema564.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -67729,7 +67616,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "connected") || (data5 === "reauthorization_required"))){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema566.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema564.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -67750,16 +67637,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate945.errors = vErrors;
+validate941.errors = vErrors;
 return errors === 0;
 }
-validate945.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate941.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate944(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate940(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate944.evaluated;
+const evaluated0 = validate940.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67837,8 +67724,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate945(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate945.errors : vErrors.concat(validate945.errors);
+if(!(validate941(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate941.errors : vErrors.concat(validate941.errors);
 errors = vErrors.length;
 }
 }
@@ -67865,41 +67752,41 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate944.errors = vErrors;
+validate940.errors = vErrors;
 return errors === 0;
 }
-validate944.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate940.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate943(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate939(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate943.evaluated;
+const evaluated0 = validate939.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate944(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate944.errors : vErrors.concat(validate944.errors);
+if(!(validate940(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate940.errors : vErrors.concat(validate940.errors);
 errors = vErrors.length;
 }
-validate943.errors = vErrors;
+validate939.errors = vErrors;
 return errors === 0;
 }
-validate943.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate939.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate948;
-const schema568 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
-const schema569 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
-const schema570 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
+exports.mcp__publish_media_to_social = validate944;
+const schema566 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
+const schema567 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
+const schema568 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
 
-function validate950(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate946(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate950.evaluated;
+const evaluated0 = validate946.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -68017,7 +67904,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest")) || (data1 === "facebook"))){
-const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema567.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema565.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -68040,7 +67927,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "published") || (data2 === "queued")) || (data2 === "failed"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema570.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema568.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -68053,7 +67940,7 @@ errors++;
 if(data.post_url !== undefined){
 let data3 = data.post_url;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema570.properties.post_url.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema568.properties.post_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -68322,16 +68209,16 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate950.errors = vErrors;
+validate946.errors = vErrors;
 return errors === 0;
 }
-validate950.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate946.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate949(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate945(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate949.evaluated;
+const evaluated0 = validate945.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -68417,7 +68304,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data1 === "published") || (data1 === "queued")) || (data1 === "partial")) || (data1 === "failed"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema569.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema567.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -68442,8 +68329,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate950(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate950.errors : vErrors.concat(validate950.errors);
+if(!(validate946(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate946.errors : vErrors.concat(validate946.errors);
 errors = vErrors.length;
 }
 }
@@ -68470,41 +68357,41 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate949.errors = vErrors;
+validate945.errors = vErrors;
 return errors === 0;
 }
-validate949.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate945.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate948(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate944(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate948.evaluated;
+const evaluated0 = validate944.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate949(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate949.errors : vErrors.concat(validate949.errors);
+if(!(validate945(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate945.errors : vErrors.concat(validate945.errors);
 errors = vErrors.length;
 }
-validate948.errors = vErrors;
+validate944.errors = vErrors;
 return errors === 0;
 }
-validate948.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate944.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate953;
-const schema573 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
-const schema574 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
-const schema575 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+exports.mcp__recommend_voice = validate949;
+const schema571 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
+const schema572 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
+const schema573 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
-function validate955(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate951(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate955.evaluated;
+const evaluated0 = validate951.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69217,16 +69104,16 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate955.errors = vErrors;
+validate951.errors = vErrors;
 return errors === 0;
 }
-validate955.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate951.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate954(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate950(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate954.evaluated;
+const evaluated0 = validate950.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69304,8 +69191,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate955(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate955.errors : vErrors.concat(validate955.errors);
+if(!(validate951(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate951.errors : vErrors.concat(validate951.errors);
 errors = vErrors.length;
 }
 }
@@ -69332,43 +69219,43 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate954.errors = vErrors;
+validate950.errors = vErrors;
 return errors === 0;
 }
-validate954.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate950.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate953(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate949(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate953.evaluated;
+const evaluated0 = validate949.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate954(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate954.errors : vErrors.concat(validate954.errors);
+if(!(validate950(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate950.errors : vErrors.concat(validate950.errors);
 errors = vErrors.length;
 }
-validate953.errors = vErrors;
+validate949.errors = vErrors;
 return errors === 0;
 }
-validate953.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate949.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate958;
-const schema577 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
-const schema578 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
-const schema579 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
-const pattern319 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const pattern321 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+exports.mcp__list_editor_sound_effects = validate954;
+const schema575 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
+const schema576 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
+const schema577 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
+const pattern318 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
+const pattern320 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate959(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate955(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate959.evaluated;
+const evaluated0 = validate955.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69533,7 +69420,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern319.test(data3)){
+if(!pattern318.test(data3)){
 const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -69603,7 +69490,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern321.test(data5)){
+if(!pattern320.test(data5)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -69791,39 +69678,39 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate959.errors = vErrors;
+validate955.errors = vErrors;
 return errors === 0;
 }
-validate959.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate955.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate958(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate954(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate958.evaluated;
+const evaluated0 = validate954.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate959(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate959.errors : vErrors.concat(validate959.errors);
+if(!(validate955(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate955.errors : vErrors.concat(validate955.errors);
 errors = vErrors.length;
 }
-validate958.errors = vErrors;
+validate954.errors = vErrors;
 return errors === 0;
 }
-validate958.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate954.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate961;
-const schema580 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
+exports.mcp__upload_editor_media_from_url = validate957;
+const schema578 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
 
-function validate962(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate958(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate962.evaluated;
+const evaluated0 = validate958.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69917,8 +69804,8 @@ errors++;
 }
 }
 if(data.media !== undefined){
-if(!(validate828(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate828.errors : vErrors.concat(validate828.errors);
+if(!(validate824(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate824.errors : vErrors.concat(validate824.errors);
 errors = vErrors.length;
 }
 }
@@ -69928,8 +69815,8 @@ const _errs6 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate452(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
+if(!(validate448(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs7 === errors;
@@ -69984,7 +69871,7 @@ vErrors = null;
 if(data.video_id !== undefined){
 let data3 = data.video_id;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema519.properties.video_id.type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema517.properties.video_id.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -70029,7 +69916,7 @@ errors++;
 if(data.version !== undefined){
 let data4 = data.version;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema519.properties.version.type},message:"must be integer,null"};
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema517.properties.version.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -70082,29 +69969,29 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate962.errors = vErrors;
+validate958.errors = vErrors;
 return errors === 0;
 }
-validate962.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate958.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate961(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate957(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate961.evaluated;
+const evaluated0 = validate957.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate962(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate962.errors : vErrors.concat(validate962.errors);
+if(!(validate958(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate958.errors : vErrors.concat(validate958.errors);
 errors = vErrors.length;
 }
-validate961.errors = vErrors;
+validate957.errors = vErrors;
 return errors === 0;
 }
-validate961.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate957.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

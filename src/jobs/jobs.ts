@@ -5,6 +5,7 @@ import { purgeExpiredOAuth } from '../services/oauth/oauth.ts';
 import { purgeExpiredRateLimits } from '../services/billing/rate-limit.ts';
 import { defineJob, type AnyJob } from './define-job.ts';
 import { editorExportJob } from './editor-export-job.ts';
+import { facelessJob } from './faceless-job.ts';
 import { imageGenerationJob, videoGenerationJob } from './generation-job.ts';
 import { QUEUES } from './queue.ts';
 import { referenceAnalysisJob } from './reference-job.ts';
@@ -25,4 +26,4 @@ export const maintenanceJob = defineJob<object>({
   },
 });
 
-export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, maintenanceJob];
+export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, facelessJob, maintenanceJob];

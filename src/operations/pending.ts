@@ -6,7 +6,6 @@ export const PENDING_OPERATIONS: ReadonlySet<string> = new Set([
   // Slideshows and faceless videos
   'createSlideshow',
   'getSlideshow',
-  'createFacelessVideo',
 ]);
 
 // MCP-only tools (spec: x-mcp-only-tools) whose capability lands in a later issue: they run

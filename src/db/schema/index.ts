@@ -3,3 +3,4 @@ export * from './core.ts';
 export * from './generations.ts';
 export * from './mcp.ts';
 export * from './editor.ts';
+export * from './faceless.ts';
