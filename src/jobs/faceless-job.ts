@@ -200,24 +200,25 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
     const voiceover = await stages.run('voiceover', 'voiceover', art.voiceover, async () => {
       const text = script.parts.map((p) => p.text).join(' ');
       const raw = path.join(workDir, 'voice-raw.wav');
-      // First guess from the word count, then one correction from the measured length.
+      // The speaking rate from the word count, then one correction from the measured length as a
+      // tempo change (atempo keeps the pitch; the word timings scale exactly): one synthesis.
       const words = text.split(/\s+/).length;
-      let speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
-      const say = async (s: number) =>
-        synthesizeSpeech(text, raw, { voice: spec.voice.espeak, speed: s, timeoutMs: 120_000 }).catch((err: unknown) => {
-          if (err instanceof SpeechFailed) throw new JobFailure({ code: 'render_failed', message: `Speech synthesis failed: ${err.message}`, retryable: true, context: {} }, true);
-          throw err;
-        });
-      let speech = await say(speed);
-      stages.report('voiceover', 0.5);
-      const better = fitSpeed(speech.durationMs, speed, targetMs);
-      if (Math.abs(better - speed) > 0.02) {
-        speed = better;
-        speech = await say(speed);
-      }
+      const speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
+      const speech = await synthesizeSpeech(text, raw, { voice: spec.voice.espeak, speed, timeoutMs: 120_000 }).catch((err: unknown) => {
+        if (err instanceof SpeechFailed) throw new JobFailure({ code: 'render_failed', message: `Speech synthesis failed: ${err.message}`, retryable: true, context: {} }, true);
+        throw err;
+      });
+      stages.report('voiceover', 0.6);
+      const tempo = Math.max(0.75, Math.min(1.5, fitSpeed(speech.durationMs, speed, targetMs) / speed));
+      const scaled = Math.abs(tempo - 1) > 0.02 ? tempo : 1;
       // 48 kHz stereo, the mixer's format.
       const out = path.join(workDir, 'voice.wav');
-      await runFfmpeg([...inputArgs({ path: raw, type: 'audio/wav' }), '-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', out], { cwd: workDir, signal: tools.signal });
+      await runFfmpeg([...inputArgs({ path: raw, type: 'audio/wav' }), ...(scaled !== 1 ? ['-af', `atempo=${scaled.toFixed(4)}`] : []), '-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', out], {
+        cwd: workDir,
+        signal: tools.signal,
+      });
+      const timed = speech.words.map((w) => ({ text: w.text, startMs: Math.round(w.startMs / scaled), endMs: Math.round(w.endMs / scaled) }));
+      const durationMs = Math.round(speech.durationMs / scaled);
       const id = stableUuid(`faceless:${f.videoId}:voiceover`);
       const key = `${base}/voiceover.wav`;
       const stored = await ctx.storage.put(key, { file: out }, 'audio/wav');
@@ -235,17 +236,17 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
             contentType: 'audio/wav',
             sizeBytes: stored.bytes,
             storageKey: key,
-            durationSeconds: speech.durationMs / 1000,
+            durationSeconds: durationMs / 1000,
             hasAudio: true,
             indexedText: text,
           })
           .onConflictDoNothing();
         await tx
           .insert(mediaTranscripts)
-          .values({ mediaId: id, orgId: f.orgId, source: 'synthesis', language: spec.language, text, words: speech.words })
+          .values({ mediaId: id, orgId: f.orgId, source: 'synthesis', language: spec.language, text, words: timed })
           .onConflictDoNothing();
       });
-      return { mediaId: id, durationMs: speech.durationMs, speed, words: speech.words };
+      return { mediaId: id, durationMs, speed: Math.round(speed * scaled * 1000) / 1000, words: timed };
     });
 
     // ------------------------------------------------------------------ captions
