@@ -2,7 +2,7 @@
 // cluster in a temporary folder), a migrated template database, then tap. Each test file
 // clones the template into a database of its own (test/helpers/db.ts), so files run in
 // parallel without sharing state.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,19 +13,6 @@ import { startEmbedded } from '../src/db/embedded.ts';
 
 const TEMPLATE = 'media_api_test_template';
 const say = (s: string) => process.stderr.write(`test: ${s}\n`);
-
-// The browser test of the MCP sign-in pages drives Debian's Chromium (npm cannot ship it here).
-// On a machine without it, install it when we may (root with apt), so `npm test` stands alone.
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-if (!fs.existsSync(CHROMIUM)) {
-  if (process.getuid?.() === 0 && fs.existsSync('/usr/bin/apt-get')) {
-    say(`${CHROMIUM} is missing: installing Debian's chromium (apt-get; a minute or two) …`);
-    const apt = (args: string[]) => spawnSync('apt-get', args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (apt(['update']).status !== 0 || apt(['install', '-y', 'chromium']).status !== 0) say('installing chromium failed; the browser test will say so');
-  } else {
-    say(`${CHROMIUM} is missing and cannot be installed from here: run \`apt-get install -y chromium\` as root (the browser test needs it)`);
-  }
-}
 
 let adminUrl = process.env.TEST_DATABASE_URL;
 let stop = async () => {};

@@ -53,6 +53,8 @@ export interface Config {
   oauth: OAuthConfig;
   /** Speech-to-text provider of the editor's generate_captions_from_items (unset: none). */
   transcription: TranscriptionConfig;
+  /** Copy writer of faceless scripts and slideshow copy: an OpenAI-compatible chat API, or local (url unset). */
+  writer: WriterConfig;
   /** Editor exports (timeline renders) a worker process runs at once. */
   exportConcurrency: number;
   /** Faceless videos a worker process makes at once. */
@@ -92,6 +94,14 @@ export interface TimeoutConfig {
 
 export interface TranscriptionConfig {
   /** Base URL of an OpenAI-compatible speech-to-text API (POST {url}/audio/transcriptions); unset: no provider. */
+  url: string | undefined;
+  apiKey: string | undefined;
+  model: string;
+  timeoutMs: number;
+}
+
+export interface WriterConfig {
+  /** Base URL of an OpenAI-compatible chat-completions API (POST {url}/chat/completions); unset: the local writer. */
   url: string | undefined;
   apiKey: string | undefined;
   model: string;
@@ -174,6 +184,23 @@ function transcriptionConfig(env: NodeJS.ProcessEnv): TranscriptionConfig {
     apiKey: env.TRANSCRIPTION_PROVIDER_API_KEY || undefined,
     model: env.TRANSCRIPTION_MODEL || 'whisper-1',
     timeoutMs: int(env, 'TRANSCRIPTION_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+  };
+}
+
+function writerConfig(env: NodeJS.ProcessEnv): WriterConfig {
+  const url = env.SCRIPT_PROVIDER_URL ? env.SCRIPT_PROVIDER_URL.replace(/\/+$/, '') : undefined;
+  if (url) {
+    try {
+      if (!/^https?:$/.test(new URL(url).protocol)) throw new Error('scheme');
+    } catch {
+      throw new Error(`Environment variable SCRIPT_PROVIDER_URL must be an http(s) URL, got "${env.SCRIPT_PROVIDER_URL}"`);
+    }
+  }
+  return {
+    url,
+    apiKey: env.SCRIPT_PROVIDER_API_KEY || undefined,
+    model: env.SCRIPT_MODEL || 'gpt-4o-mini',
+    timeoutMs: int(env, 'SCRIPT_PROVIDER_TIMEOUT_MS', 60_000, 1000, 600_000),
   };
 }
 
@@ -280,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signInFailuresPerIp: int(env, 'RATE_LIMIT_SIGN_IN_FAILURES_PER_IP', 100, 1),
     },
     transcription: transcriptionConfig(env),
+    writer: writerConfig(env),
     exportConcurrency: int(env, 'EXPORT_CONCURRENCY', 1, 1, 16),
     facelessConcurrency: int(env, 'FACELESS_CONCURRENCY', 1, 1, 16),
     editorUploadMaxBytes: int(env, 'EDITOR_UPLOAD_MAX_BYTES', 500 * 1024 * 1024, 1024),

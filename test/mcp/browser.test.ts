@@ -1,6 +1,6 @@
 // The whole OAuth flow as a person and a real MCP client go through it: the SDK's client
 // discovers the authorization server from the 401, registers itself, and sends the member to
-// the authorization URL; headless Chromium (Debian's chromium driven by playwright-core) signs
+// the authorization URL; headless Chromium (from npm, test/helpers/browser.ts, driven by playwright-core) signs
 // in and approves on the service's pages using the keyboard only; the client finishes with the
 // code and calls tools with the access token. Also checks the pages' accessibility basics.
 import fs from 'node:fs';
@@ -11,12 +11,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
+import { launchBrowser } from '../helpers/browser.ts';
 import { member, startMcpApp } from './helpers.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
 
 class TestOAuthProvider implements OAuthClientProvider {
   info: OAuthClientInformationMixed | undefined;
@@ -116,11 +114,7 @@ t.test('OAuth sign-in and consent in Chromium, then tools with the token', async
 
   // 2. The member, in the browser, with the keyboard.
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'chromium-profile-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const context = await launchBrowser(profile);
   t.teardown(async () => {
     await context.close();
     fs.rmSync(profile, { recursive: true, force: true });
