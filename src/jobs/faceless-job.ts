@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { media, mediaTranscripts } from '../db/schema/index.ts';
 import { FfmpegError, inputArgs, probe, runFfmpeg } from '../media/ffmpeg.ts';
@@ -17,6 +18,7 @@ import { SpeechFailed, synthesizeSpeech, type SpokenWord } from '../media/tts.ts
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
 import { renderScene } from '../providers/render/scene.ts';
+import { createWriter, WriterFailed, type Writer } from '../providers/writer/index.ts';
 import type { CaptionEntry } from '../services/editor/model.ts';
 import {
   completeFaceless,
@@ -44,6 +46,14 @@ export interface FacelessArtifacts {
   captions?: { cues: CaptionEntry[]; sceneStartsMs: number[] };
   /** Seconds each stage took on the attempt that finished it. */
   timings?: Partial<Record<FacelessStage, number>>;
+}
+
+/** One writer per configuration (a process has one), made on first use. */
+const writers = new WeakMap<Config, Writer>();
+function writerOf(config: Config): Writer {
+  let w = writers.get(config);
+  if (!w) writers.set(config, (w = createWriter(config.writer)));
+  return w;
 }
 
 /** Share of the whole progress each stage ends at. */
@@ -136,10 +146,36 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
   try {
     // ------------------------------------------------------------------ script
     const script = await stages.run('script', 'script', art.script, async () => {
-      // A given script is read as written; a prompt is narrated as given (split into parts)
-      // until the copy writer takes over.
-      const parts = partsFromScript(spec.script ?? spec.prompt ?? '');
-      return { parts, writer: spec.script ? 'given' : 'prompt' };
+      // A given script is read as written; a prompt goes to the copy writer, sized to a little
+      // less than the duration (the last scene holds after the call to action).
+      if (spec.script) return { parts: partsFromScript(spec.script), writer: 'given' };
+      const writer = writerOf(ctx.config);
+      const written = await writer
+        .writeScript(
+          {
+            prompt: spec.prompt ?? '',
+            title: spec.title,
+            language: spec.locale,
+            targetSeconds: spec.durationSeconds * 0.9,
+            wordsPerSecond: WORDS_PER_SECOND,
+            styles: [spec.imageStyle, ...spec.aiStyles, ...spec.fluxStyles],
+          },
+          tools.signal,
+        )
+        .catch((err: unknown) => {
+          if (err instanceof WriterFailed) {
+            throw new JobFailure(
+              { code: err.retryable ? 'provider_unavailable' : 'provider_error', message: `The script writer failed: ${err.message}`, retryable: err.retryable, context: err.status ? { status: err.status } : {} },
+              err.retryable,
+            );
+          }
+          throw err;
+        });
+      const texts = [written.hook, ...written.beats, written.callToAction];
+      const parts: NarrationPart[] = texts
+        .map((text, i) => ({ role: i === 0 ? ('hook' as const) : i === texts.length - 1 ? ('cta' as const) : ('beat' as const), text: text.trim(), scene: written.scenes[i] ?? text }))
+        .filter((p) => /[\p{L}\p{N}]/u.test(p.text));
+      return { parts, writer: writer.name };
     });
     stages.report('script', 1);
 

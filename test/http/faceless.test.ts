@@ -112,6 +112,7 @@ t.test('bad inputs are 400/404 naming the field, and nothing is charged', async 
     ['an unknown image style', { ...ok, image_style: 'banana' }, 400, 'image_style'],
     ['an unknown AI style', { ...ok, selected_ai_styles: ['sparkles'] }, 400, 'selected_ai_styles'],
     ['a script too long for the duration', { ...ok, script: 'word '.repeat(80) }, 400, 'script'],
+    ['a prompt in a language the writer does not write', { prompt: 'お茶の話', language: 'Japanese', duration: '6' }, 400, 'language'],
   ];
   for (const [what, body, status, field] of cases) {
     const res = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body });
@@ -210,20 +211,33 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   t.equal(ledger.filter((l) => l.reason === 'faceless_video_refund').length, 0);
 });
 
-t.test('16:9 with another style: full 1920×1080, different visuals', async (t) => {
+t.test('from a prompt in Spanish, 16:9, another style: the written script, full 1920×1080, black and white', async (t) => {
   const ws = await app.workspace({ credits: 1000 });
   const res = await app.request('POST', '/api/v1/faceless-videos', {
     key: ws.key,
-    body: { script: SCRIPT, duration: '7', aspect_ratio: '16:9', image_style: 'vintage', selected_flux_dev_styles: ['black_and_white'], selected_ai_styles: ['grain'] },
+    body: {
+      prompt: 'Por qué el agua con gas es el cambio más fácil para dejar los refrescos',
+      language: 'Spanish',
+      duration: '8',
+      aspect_ratio: '16:9',
+      image_style: 'vintage',
+      selected_flux_dev_styles: ['black_and_white'],
+      selected_ai_styles: ['grain'],
+    },
   });
   t.equal(res.status, 200, res.text);
-  t.equal(res.body.credits_deducted, 50, "the default voice's 16:9 price");
+  t.equal(res.body.credits_deducted, 50, "the Spanish default voice's 16:9 price");
   const { video } = await poll(app, ws.key, res.body.video_id);
+  const project = await app.request('GET', `/api/v1/editor/videos/${res.body.video_id}`, { key: ws.key });
+  const scenes = (project.body.items as any[]).filter((i) => i.type === 'image');
+  t.ok(scenes.length >= 5 && scenes.length <= 7, `${scenes.length} scenes: a hook, three to five beats, a call to action`);
+  const cues = (project.body.items as any[]).find((i) => i.type === 'captions').captions as { text: string }[];
+  t.ok(cues.length >= 3, 'captions of the written narration');
   t.equal(video.status, 'completed', JSON.stringify(video.error));
   const file = await download(video.url, 'b.mp4');
   const p = await probe({ path: file, type: 'video/mp4' });
   t.match(p, { width: 1920, height: 1080, has_audio: true });
-  t.ok(Math.abs(p.duration_seconds! - 7) <= 0.7, `MP4 lasts ${p.duration_seconds}`);
+  t.ok(Math.abs(p.duration_seconds! - 8) <= 0.8, `MP4 lasts ${p.duration_seconds}`);
   // black_and_white: the scene (above the caption band) has no saturated pixel.
   const f = await frame(file, 1);
   const coloured = count(f, 0, 1080 * 0.6, (r, g, b) => Math.max(r, g, b) - Math.min(r, g, b) > 40);

@@ -20,6 +20,7 @@ import { ApiError, badRequest } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../billing/credits.ts';
+import { supportedWriterLanguage } from '../../providers/writer/index.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
 
 type S = components['schemas'];
@@ -146,6 +147,7 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
     }
   }
   if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
+  const asked = lang;
 
   let voice: FacelessSpec['voice'];
   let voiceCredits: number;
@@ -189,6 +191,14 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
     const v = exact ?? voices.find((x) => speaks(x.locale, code))!;
     voice = { id: v.id, name: v.name, espeak: v.espeak_voice, locale: [...v.locale] };
     voiceCredits = aspect === '9:16' ? v.credits_9_16 : v.credits_16_9;
+  }
+
+  // The copy writer writes every voice language but Japanese (unspaced words cannot be sized).
+  if (!script && !supportedWriterLanguage(lang.code)) {
+    const field = asked ? 'language' : 'voice_id';
+    throw badRequest(`Invalid request: body.${field}: scripts in ${lang.code} are not written from a prompt; give the narration as script`, [
+      { field: `body.${field}`, message: `speaks ${lang.code}, which the script writer does not write from a prompt; give a script` },
+    ]);
   }
 
   let brandKit: FacelessSpec['brandKit'];
