@@ -95,6 +95,7 @@ class Stages {
     await facelessProgress(this.ctx, this.f.videoId, stage, STAGE_START[stage]);
     const t0 = performance.now();
     const out = await work();
+    this.report(stage, 1);
     this.timings[stage] = Math.round(performance.now() - t0) / 1000;
     await saveArtifacts(this.ctx, this.f.videoId, { [key]: out, timings: this.timings });
     return out;
@@ -177,7 +178,6 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
         .filter((p) => /[\p{L}\p{N}]/u.test(p.text));
       return { parts, writer: writer.name };
     });
-    stages.report('script', 1);
 
     // ------------------------------------------------------------------ scenes
     const scenes = await stages.run('scenes', 'scenes', art.scenes, async () => {

@@ -49,6 +49,8 @@ interface StyleDef {
   numeral: string;
   /** The style's decoration (SVG elements), given the frame and a seeded random source. */
   decorate(w: number, h: number, rnd: () => number, accents: string[]): string;
+  /** Colour of the texture motifs: light on dark styles, dark on light ones. */
+  ink: string;
   /** Card outline colour and width around the reference image. */
   card: { stroke: string; width: number; radius: number };
 }
@@ -66,6 +68,7 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
       // A low sun and letterbox bars.
       `${circle(w * (0.3 + 0.4 * rnd()), h * 0.62, Math.min(w, h) * 0.22, a[0], 0.35)}` +
       `<rect x="0" y="0" width="${w}" height="${(h * 0.07).toFixed(0)}" fill="#000"/><rect x="0" y="${(h * 0.93).toFixed(0)}" width="${w}" height="${(h * 0.07).toFixed(0)}" fill="#000"/>`,
+    ink: '#FFFFFF',
     card: { stroke: '#000000', width: 0, radius: 8 },
   },
   watercolor: {
@@ -75,6 +78,7 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
     numeral: '#7A6A58',
     decorate: (w, h, rnd, a) =>
       Array.from({ length: 9 }, (_, i) => circle(w * rnd(), h * rnd(), Math.min(w, h) * (0.12 + 0.2 * rnd()), a[i % a.length], 0.45)).join(''),
+    ink: '#3F6E8C',
     card: { stroke: '#FFFFFF', width: 18, radius: 4 },
   },
   comic: {
@@ -94,16 +98,18 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
       }
       return `<polygon points="${pts.join(' ')}" fill="${a[0]}" stroke="#000" stroke-width="14"/>`;
     },
+    ink: '#FFFFFF',
     card: { stroke: '#000000', width: 16, radius: 0 },
   },
   minimal: {
     gradient: ['#F5F5F2', '#F5F5F2'],
-    accents: ['#222222', '#D0D0CC'],
+    accents: ['#222222', '#FF5A36'],
     font: SANS_LIGHT,
     numeral: '#222222',
     decorate: (w, h, _rnd, a) =>
       `<line x1="${(w * 0.08).toFixed(0)}" y1="${(h * 0.12).toFixed(0)}" x2="${(w * 0.92).toFixed(0)}" y2="${(h * 0.12).toFixed(0)}" stroke="${a[0]}" stroke-width="3"/>` +
       `<rect x="${(w * 0.08).toFixed(0)}" y="${(h * 0.16).toFixed(0)}" width="${(w * 0.84).toFixed(0)}" height="${(h * 0.45).toFixed(0)}" fill="${a[1]}"/>`,
+    ink: '#1F3A5F',
     card: { stroke: '#222222', width: 2, radius: 0 },
   },
   neon: {
@@ -117,6 +123,7 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
         const c = a[i % 2];
         return `<line x1="0" y1="${y.toFixed(0)}" x2="${w}" y2="${(y + h * (rnd() - 0.5) * 0.3).toFixed(0)}" stroke="${c}" stroke-width="22" stroke-opacity="0.25"/><line x1="0" y1="${y.toFixed(0)}" x2="${w}" y2="${(y + h * (rnd() - 0.5) * 0.3).toFixed(0)}" stroke="${c}" stroke-width="6"/>`;
       }).join(''),
+    ink: '#FFFFFF',
     card: { stroke: '#FF2BD6', width: 10, radius: 24 },
   },
   vintage: {
@@ -127,22 +134,26 @@ export const STYLES: Record<ImageStyle, StyleDef> = {
     decorate: (w, h, _rnd, a) =>
       `<rect x="${(w * 0.04).toFixed(0)}" y="${(h * 0.03).toFixed(0)}" width="${(w * 0.92).toFixed(0)}" height="${(h * 0.94).toFixed(0)}" fill="none" stroke="${a[0]}" stroke-width="10"/>` +
       `<rect x="${(w * 0.06).toFixed(0)}" y="${(h * 0.045).toFixed(0)}" width="${(w * 0.88).toFixed(0)}" height="${(h * 0.91).toFixed(0)}" fill="none" stroke="${a[0]}" stroke-width="3"/>`,
+    ink: '#3E2C17',
     card: { stroke: '#EFE0C0', width: 14, radius: 2 },
   },
 };
 
-function motif(kind: AiStyle, w: number, h: number, rnd: () => number): string {
+function motif(kind: AiStyle, w: number, h: number, rnd: () => number, ink: string): string {
   switch (kind) {
     case 'bokeh':
-      return Array.from({ length: 14 }, () => circle(w * rnd(), h * rnd(), Math.min(w, h) * (0.03 + 0.07 * rnd()), 'url(#bokeh)')).join('');
+      return (
+        `<radialGradient id="bokeh"><stop offset="0" stop-color="${ink}" stop-opacity="0.6"/><stop offset="0.7" stop-color="${ink}" stop-opacity="0.3"/><stop offset="1" stop-color="${ink}" stop-opacity="0"/></radialGradient>` +
+        Array.from({ length: 16 }, () => circle(w * rnd(), h * rnd(), Math.min(w, h) * (0.04 + 0.08 * rnd()), 'url(#bokeh)')).join('')
+      );
     case 'geometric':
       return Array.from({ length: 10 }, (_, i) => {
         const x = w * rnd();
         const y = h * rnd();
         const s = Math.min(w, h) * (0.06 + 0.1 * rnd());
         return i % 2
-          ? `<rect x="${x.toFixed(0)}" y="${y.toFixed(0)}" width="${s.toFixed(0)}" height="${s.toFixed(0)}" fill="none" stroke="#FFFFFF" stroke-opacity="0.7" stroke-width="6" transform="rotate(${(rnd() * 90).toFixed(0)} ${x.toFixed(0)} ${y.toFixed(0)})"/>`
-          : `<polygon points="${x.toFixed(0)},${(y - s).toFixed(0)} ${(x + s).toFixed(0)},${(y + s).toFixed(0)} ${(x - s).toFixed(0)},${(y + s).toFixed(0)}" fill="none" stroke="#FFFFFF" stroke-opacity="0.7" stroke-width="6"/>`;
+          ? `<rect x="${x.toFixed(0)}" y="${y.toFixed(0)}" width="${s.toFixed(0)}" height="${s.toFixed(0)}" fill="none" stroke="${ink}" stroke-opacity="0.75" stroke-width="${Math.max(3, Math.round(Math.min(w, h) * 0.008))}" transform="rotate(${(rnd() * 90).toFixed(0)} ${x.toFixed(0)} ${y.toFixed(0)})"/>`
+          : `<polygon points="${x.toFixed(0)},${(y - s).toFixed(0)} ${(x + s).toFixed(0)},${(y + s).toFixed(0)} ${(x - s).toFixed(0)},${(y + s).toFixed(0)}" fill="none" stroke="${ink}" stroke-opacity="0.75" stroke-width="${Math.max(3, Math.round(Math.min(w, h) * 0.008))}"/>`;
       }).join('');
     case 'halftone':
       return `<rect width="${w}" height="${h}" fill="url(#dots)"/>`;
@@ -156,7 +167,6 @@ function motif(kind: AiStyle, w: number, h: number, rnd: () => number): string {
 }
 
 const DEFS = `<defs>
-<radialGradient id="bokeh"><stop offset="0" stop-color="#FFFFFF" stop-opacity="0.55"/><stop offset="0.7" stop-color="#FFF6D8" stop-opacity="0.25"/><stop offset="1" stop-color="#FFFFFF" stop-opacity="0"/></radialGradient>
 <pattern id="dots" width="18" height="18" patternUnits="userSpaceOnUse"><circle cx="9" cy="9" r="4" fill="#000000" fill-opacity="0.35"/></pattern>
 <pattern id="lines" width="8" height="8" patternUnits="userSpaceOnUse"><rect width="8" height="3" fill="#000000" fill-opacity="0.45"/></pattern>
 <radialGradient id="leakA" cx="0" cy="0" r="0.8"><stop offset="0" stop-color="#FF7A1A" stop-opacity="0.75"/><stop offset="1" stop-color="#FF7A1A" stop-opacity="0"/></radialGradient>
@@ -246,7 +256,7 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
       `<rect width="${w}" height="${h}" fill="url(#bg)"/>${def.decorate(w, h, rnd, def.accents)}`,
   );
   // 3. Motifs.
-  if (s.aiStyles.length) layers.push({ input: svg(w, h, s.aiStyles.map((m) => motif(m, w, h, rnd)).join('')), left: 0, top: 0 });
+  if (s.aiStyles.length) layers.push({ input: svg(w, h, s.aiStyles.map((m) => motif(m, w, h, rnd, def.ink)).join('')), left: 0, top: 0 });
   if (s.aiStyles.includes('grain')) layers.push({ input: await grain(), tile: true, left: 0, top: 0 });
   const flat = await sharp(background).composite(layers).png({ compressionLevel: 0 }).toBuffer();
   let raw: Buffer = await sharp(flat).removeAlpha().raw().toBuffer();
