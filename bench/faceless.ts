@@ -101,6 +101,7 @@ try {
   say(`faceless bench: stages as measured by the job (s): ${Object.entries(row.timings as Record<string, number>).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
   say(`faceless bench: MCP create → poll → download wall time ${wall.toFixed(2)} s (goal < 30 s: ${wall < 30 ? 'MET' : 'NOT MET'})`);
   say(`faceless bench: bare ffmpeg render of the same timeline ${bare.toFixed(2)} s`);
+  say(`faceless bench: load average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} on ${os.cpus().length} cores (other work on the machine slows both sides)`);
   say(`faceless bench: RATIO ${(wall / bare).toFixed(3)} (MCP wall time / bare render)`);
 } finally {
   await client?.close().catch(() => {});

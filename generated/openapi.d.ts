@@ -1159,7 +1159,7 @@ export interface components {
             selected_flux_dev_styles?: components["schemas"]["FacelessFluxDevStyle"][];
             /**
              * Format: int64
-             * @description A brand_kits[].id of GET /assets.
+             * @description A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out).
              */
             brand_kit_id?: number;
             /** @description Used when the Idempotency-Key header is absent (see the header). */

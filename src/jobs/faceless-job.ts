@@ -188,6 +188,13 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
         if (!refs.has(k)) refs.set(k, await fetchReference(ctx, spec.referenceUrls[k], `reference_image_urls[${k}]`, tools.signal));
         return refs.get(k);
       };
+      // The brand kit's logo is decoration: a logo that cannot be fetched is left out (logged).
+      const logo = spec.brandKit?.logoUrl
+        ? await fetchReference(ctx, spec.brandKit.logoUrl, 'brand_kit.logo_url', tools.signal).catch((err: unknown) => {
+            ctx.log.warn({ video: f.videoId, err: String(err) }, 'the brand kit logo could not be fetched; scenes are drawn without it');
+            return undefined;
+          })
+        : undefined;
       // Every reference is fetched (and checked) before any scene is drawn.
       for (let k = 0; k < Math.min(spec.referenceUrls.length, script.parts.length); k++) await refFor(k);
       let done = 0;
@@ -201,7 +208,7 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
           style: spec.imageStyle,
           aiStyles: spec.aiStyles,
           fluxStyles: spec.fluxStyles,
-          brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors } : undefined,
+          brand: spec.brandKit ? { name: spec.brandKit.name, colors: spec.brandKit.colors, logo } : undefined,
           reference: await refFor(i),
           captionTop: captionTop(spec.width, spec.height),
         });

@@ -13,8 +13,10 @@ import { brandKits, creditLedger, facelessVideos, organizations } from '../../sr
 import { extractFrame, probe } from '../../src/media/ffmpeg.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
+const magenta = await sharp({ create: { width: 300, height: 150, channels: 3, background: '#FF00FF' } }).png().toBuffer();
 const green = await sharp({ create: { width: 480, height: 360, channels: 3, background: '#00FF00' } }).png().toBuffer();
 const host = http.createServer((req, res) => {
+  if (req.url === '/logo.png') return res.writeHead(200, { 'content-type': 'image/png', 'content-length': magenta.length }).end(magenta);
   if (req.url === '/ref.png') return res.writeHead(200, { 'content-type': 'image/png', 'content-length': green.length }).end(green);
   res.writeHead(404, { 'content-type': 'text/plain' }).end('missing');
 });
@@ -139,7 +141,7 @@ t.test('402 when the workspace cannot pay; nothing is queued', async (t) => {
 t.test('a faceless video end to end: charge, replay, states, the MP4, captions, brand, reference, editor', async (t) => {
   const ws = await app.workspace({ credits: 1000 });
   const other = await app.workspace({ credits: 1000 });
-  const [kit] = await db.insert(brandKits).values({ orgId: ws.orgId, brandId: 7, kitName: 'Acme', kitData: { colors: ['#E11D48', '#1E40AF'] } }).returning();
+  const [kit] = await db.insert(brandKits).values({ orgId: ws.orgId, brandId: 7, kitName: 'Acme', kitData: { colors: ['#E11D48', '#1E40AF'], logo_url: `${base}/logo.png` } }).returning();
   const body = {
     script: SCRIPT,
     title: 'Swap your soda',
@@ -205,6 +207,7 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   const mid = await frame(file, 1);
   t.ok(count(mid, 0, 1920, near([0xe1, 0x1d, 0x48], 70)) > 5000, 'the brand colour is drawn');
   t.ok(count(mid, 0, 1920, near([0, 255, 0], 90)) > 50_000, 'the reference image is composited');
+  t.ok(count(mid, 0, 1920 * 0.3, near([255, 0, 255], 90)) > 3000, "the brand kit's logo is drawn");
 
   const ledger = await db.select().from(creditLedger).where(eq(creditLedger.orgId, ws.orgId));
   t.equal(ledger.filter((l) => l.reason === 'faceless_video_charge').length, 1);

@@ -32,7 +32,8 @@ export interface SceneInput {
   style: ImageStyle;
   aiStyles: readonly AiStyle[];
   fluxStyles: readonly FluxStyle[];
-  brand?: { name: string; colors: string[] };
+  /** logo: PNG, JPEG or WebP bytes drawn at the top right. */
+  brand?: { name: string; colors: string[]; logo?: Buffer };
   /** PNG, JPEG or WebP bytes of the reference image shown in this scene. */
   reference?: Buffer;
   /** Top of the caption band (fraction of the height): kept dark for legible captions. */
@@ -286,6 +287,12 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
     const name = await text(s.brand.name.slice(0, 40), def.font, Math.round(Math.min(w, h) * 0.045), s.brand.colors[1] ?? s.brand.colors[0] ?? '#FFFFFF', Math.round(w * 0.6));
     const y = bandY + band + Math.round(band / 3) + Math.round(h * 0.01);
     top.push({ input: name.input, left: Math.round(w * 0.06), top: Math.min(h - name.height, y) });
+  }
+  if (s.brand?.logo) {
+    const box = Math.round(Math.min(w, h) * 0.14);
+    const logo = await sharp(s.brand.logo, { limitInputPixels: 40_000_000 }).rotate().resize(box, box, { fit: 'inside' }).png().toBuffer({ resolveWithObject: true });
+    const y = bandY + band + Math.round(band / 3) + Math.round(h * 0.01);
+    top.push({ input: logo.data, left: w - Math.round(w * 0.06) - logo.info.width, top: Math.min(h - logo.info.height, y) });
   }
   const numeral = await text(String(s.index + 1).padStart(2, '0'), def.font, Math.round(Math.min(w, h) * 0.09), def.numeral, Math.round(w * 0.3));
   const ny = portrait ? card.y + card.h + Math.round(h * 0.015) : card.y;

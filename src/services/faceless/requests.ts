@@ -73,7 +73,8 @@ export interface FacelessSpec {
   imageStyle: ImageStyle;
   aiStyles: AiStyle[];
   fluxStyles: FluxStyle[];
-  brandKit?: { id: number; name: string; colors: string[] };
+  /** logoUrl: the kit's kit_data.logo_url, drawn on every scene (fetched through the guard). */
+  brandKit?: { id: number; name: string; colors: string[]; logoUrl?: string };
   referenceUrls: string[];
 }
 
@@ -208,7 +209,9 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
       .from(brandKits)
       .where(and(eq(brandKits.id, body.brand_kit_id), eq(brandKits.orgId, orgId)));
     if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
-    brandKit = { id: kit.id, name: kit.kitName, colors: brandColors(kit.kitData) };
+    const logo = (kit.kitData as Record<string, unknown> | null)?.logo_url;
+    const logoUrl = typeof logo === 'string' && /^https?:\/\//.test(logo) && !deps.fetcher.precheck(logo) ? logo : undefined;
+    brandKit = { id: kit.id, name: kit.kitName, colors: brandColors(kit.kitData), ...(logoUrl ? { logoUrl } : {}) };
   }
 
   const size = aspect === '9:16' ? { width: 1080, height: 1920 } : { width: 1920, height: 1080 };
