@@ -190,6 +190,13 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   const captions = items.find((i) => i.type === 'captions');
   t.ok(captions?.captions?.length >= 2, 'word-timed cues');
   t.equal((await app.request('GET', `/api/v1/editor/videos/${id}`, { key: other.key })).status, 404);
+  const edited = await app.request('PATCH', `/api/v1/editor/videos/${id}`, {
+    key: ws.key,
+    body: { operations: [{ type: 'set_item_animation', item_id: scenes[1].item_id, enter: { type: 'pan', direction: 'left', duration_seconds: 1 } }] },
+  });
+  t.equal(edited.status, 200, `the generated project is editable: ${edited.text.slice(0, 200)}`);
+  t.equal(edited.body.version, 2);
+  t.match((await app.request('GET', `/api/v1/videos/${id}`, { key: ws.key })).body, { kind: 'faceless', status: 'completed' }, 'still the faceless video');
 
   // Captions burned in at the voice's word times, and only then.
   const band = { top: captions.transform.top * 1920 - 20, bottom: (captions.transform.top + captions.transform.height) * 1920 + 20 };
