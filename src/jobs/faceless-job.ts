@@ -12,6 +12,7 @@ import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { media, mediaTranscripts } from '../db/schema/index.ts';
 import { FfmpegError, inputArgs, probe, runFfmpeg } from '../media/ffmpeg.ts';
+import { renderMusicBed } from '../media/music-bed.ts';
 import { sniff } from '../media/inspect.ts';
 import { renderTimeline, type RenderMedia } from '../media/timeline.ts';
 import { SpeechFailed, synthesizeSpeech, type SpokenWord } from '../media/tts.ts';
@@ -43,7 +44,7 @@ export interface FacelessArtifacts {
   script?: { parts: NarrationPart[]; writer: string };
   scenes?: { mediaIds: string[] };
   voiceover?: { mediaId: string; durationMs: number; speed: number; words: SpokenWord[] };
-  captions?: { cues: CaptionEntry[]; sceneStartsMs: number[] };
+  captions?: { cues: CaptionEntry[]; sceneStartsMs: number[]; music?: { mediaId: string; durationMs: number } };
   /** Seconds each stage took on the attempt that finished it. */
   timings?: Partial<Record<FacelessStage, number>>;
 }
@@ -293,16 +294,42 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
     });
 
     // ------------------------------------------------------------------ captions
-    const captions = await stages.run('captions', 'captions', art.captions, async () => ({
-      cues: captionCues(script.parts, voiceover.words),
-      sceneStartsMs: partStarts(script.parts, voiceover.words),
-    }));
+    // The video lasts the requested duration, or the narration plus a breath if that is longer.
+    const durationSeconds = Math.max(spec.durationSeconds, Math.ceil((voiceover.durationMs + 300) / 100) / 10);
+    const captions = await stages.run('captions', 'captions', art.captions, async () => {
+      // The music bed, ducked under the words, is timed here too.
+      const bed = path.join(workDir, 'music.wav');
+      await renderMusicBed(bed, { seconds: durationSeconds, style: spec.imageStyle, words: voiceover.words, cwd: workDir, signal: tools.signal });
+      const id = stableUuid(`faceless:${f.videoId}:music`);
+      const key = `${base}/music.wav`;
+      const stored = await ctx.storage.put(key, { file: bed }, 'audio/wav');
+      await ctx.db
+        .insert(media)
+        .values({
+          id,
+          orgId: f.orgId,
+          kind: 'audio',
+          status: 'completed',
+          source: 'generation',
+          title: `Music bed: ${spec.title}`.slice(0, 200),
+          filename: 'music.wav',
+          contentType: 'audio/wav',
+          sizeBytes: stored.bytes,
+          storageKey: key,
+          durationSeconds,
+          hasAudio: true,
+        })
+        .onConflictDoNothing();
+      return {
+        cues: captionCues(script.parts, voiceover.words),
+        sceneStartsMs: partStarts(script.parts, voiceover.words),
+        music: { mediaId: id, durationMs: Math.round(durationSeconds * 1000) },
+      };
+    });
 
     // ------------------------------------------------------------------ render
     await facelessProgress(ctx, f.videoId, 'render', STAGE_START.render);
     const t0 = performance.now();
-    // The video lasts the requested duration, or the narration plus a breath if that is longer.
-    const durationSeconds = Math.max(spec.durationSeconds, Math.ceil((voiceover.durationMs + 300) / 100) / 10);
     const timeline = facelessTimeline({
       width: spec.width,
       height: spec.height,
@@ -311,6 +338,7 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
       sceneStartsMs: captions.sceneStartsMs,
       voice: { mediaId: voiceover.mediaId, durationMs: voiceover.durationMs },
       cues: captions.cues,
+      music: captions.music,
     });
     const files = new Map<string, RenderMedia>();
     for (const [i, id] of scenes.mediaIds.entries()) {
@@ -321,6 +349,11 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
     const voiceFile = path.join(workDir, 'voiceover.wav');
     await ctx.storage.copyToFile(`${base}/voiceover.wav`, voiceFile);
     files.set(voiceover.mediaId, { path: voiceFile, type: 'audio/wav', kind: 'voice', width: null, height: null, durationSeconds: voiceover.durationMs / 1000, hasAudio: true });
+    if (captions.music) {
+      const musicFile = path.join(workDir, 'music.wav');
+      await ctx.storage.copyToFile(`${base}/music.wav`, musicFile);
+      files.set(captions.music.mediaId, { path: musicFile, type: 'audio/wav', kind: 'audio', width: null, height: null, durationSeconds: captions.music.durationMs / 1000, hasAudio: true });
+    }
     const out = path.join(workDir, 'video.mp4');
     await renderTimeline({ width: spec.width, height: spec.height, fps: FPS, tracks: timeline.tracks, items: timeline.items, media: files }, workDir, out, {
       quality: 'standard',

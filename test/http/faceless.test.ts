@@ -187,6 +187,7 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   t.equal(scenes.length, 3, 'one scene per sentence');
   t.equal(scenes[0].from_seconds, 0, 'the first scene starts at 0 (no black frame)');
   t.ok(items.some((i) => i.type === 'audio' && i.audio_role === 'voiceover'));
+  t.ok(items.some((i) => i.type === 'audio' && i.audio_role === 'music'), 'a music bed');
   const captions = items.find((i) => i.type === 'captions');
   t.ok(captions?.captions?.length >= 2, 'word-timed cues');
   t.equal((await app.request('GET', `/api/v1/editor/videos/${id}`, { key: other.key })).status, 404);

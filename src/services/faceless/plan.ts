@@ -108,6 +108,8 @@ export interface TimelineInput {
   sceneStartsMs: number[];
   voice: { mediaId: string; durationMs: number };
   cues: CaptionEntry[];
+  /** The music bed (ducked under the narration in the file itself). */
+  music?: { mediaId: string; durationMs: number };
 }
 
 const PAN_DIRECTIONS = ['up', 'left', 'down', 'right'] as const;
@@ -155,6 +157,21 @@ export function facelessTimeline(input: TimelineInput): Timeline {
       transform: { left: 0, top: 0, width: 1, height: 1, opacity: 1 },
     }),
   );
+  if (input.music) {
+    const music = addTrack(tl, 'audio');
+    tl.items.push(
+      baseItem({
+        item_id: newItemId(tl, 'audio'),
+        track_id: music.track_id,
+        type: 'audio',
+        media_id: input.music.mediaId,
+        from_seconds: 0,
+        duration_seconds: t3(Math.min(D, input.music.durationMs / 1000)),
+        audio_role: 'music',
+        volume_db: -6,
+      }),
+    );
+  }
   const portrait = input.height > input.width;
   const top = captionTop(input.width, input.height);
   const captionItem: Item = baseItem({
