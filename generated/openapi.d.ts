@@ -434,6 +434,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/editor/media/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a file to the editor library (multipart)
+         * @description The multipart/form-data form of POST /editor/media (uploadEditorMedia), for clients and generated SDKs that take one body type per operation: a binary `file` part (up to 500 MB) and the optional fields `media_type`, `title`, `video_id`, `add_to_editor` and `placement` (a JSON part). Same validation, same handler and same responses as POST /editor/media. Free. Returns the media record (its `id` is a `media_id`) and, when added, the new timeline item.
+         */
+        post: operations["uploadEditorMediaFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Lists the workspace's webhook endpoints (at most 10), newest first, without their signing secrets. Free. Each endpoint receives the event types it subscribed to as Standard Webhooks signed POSTs; GET /webhook-endpoints/{id} shows its recent deliveries.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Registers a public HTTPS URL to receive completion events (generation, slideshow, faceless video, export and publication completed/failed) as Standard Webhooks signed POSTs. Returns the endpoint with its signing `secret` (`whsec_…`), shown only in this response: store it to verify `webhook-signature`. Private, loopback and link-local addresses are refused (400 naming `url`); at most 10 endpoints per workspace (400). Free. Each event is retried with exponential backoff for about a day until the endpoint answers 2xx; `webhook-id` (the event id) stays the same across retries, so deduplicate on it. Webhooks add to polling, they do not replace it.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Webhook endpoint id (`id` from POST /webhook-endpoints). Another workspace's id answers 404.
+                 * @example 3f0c9a1e-7b2d-4e5f-8a6b-1c2d3e4f5a6b
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint and its recent deliveries
+         * @description Returns one webhook endpoint (without its secret) and its 20 most recent deliveries: event id and type, `status` (pending, delivered, failed), attempts, the last response status and error, and when the next attempt is due. Free. Another workspace's id answers 404.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes a webhook endpoint: no further events are sent to it and its pending deliveries are dropped. Free. Another workspace's id (or one already deleted) answers 404.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Webhook endpoint id (`id` from POST /webhook-endpoints). Another workspace's id answers 404.
+                 * @example 3f0c9a1e-7b2d-4e5f-8a6b-1c2d3e4f5a6b
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Replaces the endpoint's signing secret with a new one and returns it, shown only in this response. Every attempt from now on, retries of earlier events included, is signed with the new secret. Free. Another workspace's id answers 404.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -475,7 +575,28 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    completionEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A completion event (sent to your endpoint)
+         * @description Sent to every endpoint subscribed to the event's type when a generation, slideshow, faceless video, export or publication reaches a terminal state. Signed per Standard Webhooks: verify `webhook-signature` over the raw body with the endpoint's secret (e.g. `new Webhook(secret).verify(body, headers)` of the `standardwebhooks` library) and deduplicate on `webhook-id`, which stays the same on every retry. Answer 2xx within 15 seconds; anything else is retried with exponential backoff for about a day.
+         */
+        post: operations["receiveCompletionEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description The process is alive. */
@@ -531,13 +652,13 @@ export interface components {
         ErrorContext: {
             /** @description bad_request only; one entry per failing field, at most 100 (when more fields fail, the message says how many were left out). */
             errors?: components["schemas"]["FieldError"][];
-            /** @description The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`. */
+            /** @description The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`. In an MCP tool result it is the tool's argument name instead (`prompt`, `id`, `idempotency_key`). */
             field?: string;
             /**
              * @description not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).
              * @enum {string}
              */
-            resource?: "generation" | "slideshow" | "video" | "editor_video" | "editor_media" | "editor_item" | "editor_track" | "brand_kit" | "avatar" | "voice" | "reference_inspiration" | "template" | "preset" | "model" | "variant" | "sound_effect" | "editor_export" | "route" | "workspace" | "media";
+            resource?: "generation" | "slideshow" | "video" | "editor_video" | "editor_media" | "editor_item" | "editor_track" | "brand_kit" | "avatar" | "voice" | "reference_inspiration" | "template" | "preset" | "model" | "variant" | "sound_effect" | "editor_export" | "route" | "workspace" | "media" | "webhook_endpoint";
             /**
              * Format: int32
              * @description Editor edits only; the 0-based index of the failing operation.
@@ -602,7 +723,7 @@ export interface components {
         };
         /** @description One failing field of a bad_request. */
         FieldError: {
-            /** @description `<location>.<path>` of the field, e.g. `body.prompt`, `query.limit`, `body.operations[2].item_id`. */
+            /** @description `<location>.<path>` of the field, e.g. `body.prompt`, `query.limit`, `body.operations[2].item_id`. In an MCP tool result the field is named as the tool's argument instead: `prompt`, `limit`, `operations[2].item_id`, `idempotency_key`. */
             field: string;
             /** @description Why the field is invalid. */
             message: string;
@@ -1740,7 +1861,7 @@ export interface components {
         UploadEditorMediaMultipartRequest: {
             /**
              * Format: binary
-             * @description The file bytes, at most 500 MB.
+             * @description The file bytes, at most 500 MB (an image, video or audio file; the real type is detected from the bytes). The part's filename names the media.
              */
             file: string;
             media_type?: components["schemas"]["EditorMediaType"];
@@ -2138,6 +2259,142 @@ export interface components {
             item_ids: components["schemas"]["ItemId"][];
         };
         /**
+         * @description A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).
+         * @enum {string}
+         */
+        WebhookEventType: "generation.completed" | "generation.failed" | "slideshow.completed" | "slideshow.failed" | "faceless_video.completed" | "faceless_video.failed" | "export.completed" | "export.failed" | "publication.completed" | "publication.failed";
+        /** @description An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day. */
+        WebhookEndpoint: {
+            /** @constant */
+            object: "webhook_endpoint";
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uri
+             * @description The public HTTPS URL events are POSTed to.
+             */
+            url: string;
+            description: string | null;
+            /** @description The event types sent to this endpoint. */
+            event_types: components["schemas"]["WebhookEventType"][];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description An endpoint with its signing secret, shown only when created or rotated. */
+        WebhookEndpointWithSecret: {
+            /** @constant */
+            object: "webhook_endpoint";
+            /** Format: uuid */
+            id: string;
+            /** Format: uri */
+            url: string;
+            description: string | null;
+            event_types: components["schemas"]["WebhookEventType"][];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The signing secret (`whsec_` + base64 of 32 random bytes), as Standard Webhooks libraries take it (`new Webhook(secret).verify(body, headers)`). Shown only in this response; rotate it if it is lost. */
+            secret: string;
+        };
+        /** @description The workspace's webhook endpoints, newest first (at most 10, so one page). */
+        WebhookEndpointList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["WebhookEndpoint"][];
+        };
+        /** @description An endpoint (without its secret) and its most recent deliveries. */
+        WebhookEndpointDetail: {
+            /** @constant */
+            object: "webhook_endpoint";
+            /** Format: uuid */
+            id: string;
+            /** Format: uri */
+            url: string;
+            description: string | null;
+            event_types: components["schemas"]["WebhookEventType"][];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The 20 most recent deliveries to this endpoint, newest first. */
+            recent_deliveries: components["schemas"]["WebhookDelivery"][];
+        };
+        /** @description One event sent (or being sent) to one endpoint. */
+        WebhookDelivery: {
+            /**
+             * Format: uuid
+             * @description The event id, sent as `webhook-id` on every attempt.
+             */
+            event_id: string;
+            event_type: components["schemas"]["WebhookEventType"];
+            /**
+             * @description pending (being retried), delivered (a 2xx was received) or failed (given up after the last retry, or the URL was refused).
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            /** Format: int32 */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description The HTTP status of the last attempt; null when there was no answer (timeout, connection refused, address refused).
+             */
+            last_response_status: number | null;
+            /** @description Why the last attempt failed. */
+            last_error: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due (pending only).
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            delivered_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description A deleted webhook endpoint. */
+        WebhookEndpointDeleted: {
+            /** @constant */
+            object: "webhook_endpoint";
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            deleted: true;
+        };
+        /** @description A webhook endpoint to register. */
+        CreateWebhookEndpointRequest: {
+            /**
+             * Format: uri
+             * @description Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).
+             */
+            url: string;
+            /** @description A note for people (e.g. which system receives it). */
+            description?: string;
+            /** @description The event types to receive (at least one). */
+            event_types: components["schemas"]["WebhookEventType"][];
+        };
+        /** @description The JSON body of every webhook POST (Standard Webhooks payload shape). `data` is the resource as its GET returns it at the moment it reached its terminal state (e.g. a Generation or an EditorExport); a signed `url` in it expires like the GET's does (fetch the resource again for a fresh one). */
+        WebhookEvent: {
+            type: components["schemas"]["WebhookEventType"];
+            /**
+             * Format: date-time
+             * @description When the resource reached its terminal state.
+             */
+            timestamp: string;
+            /** @description The resource (its `object` says which kind), as its GET operation returns it. */
+            data: {
+                object: string;
+                /** @description The resource id (a UUID, or an integer for videos). */
+                id: string | number;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /**
          * @description An access scope.
          * @enum {string}
          */
@@ -2465,7 +2722,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar or reference does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which. */
+        /** @description not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which. */
         NotFound: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -2759,6 +3016,11 @@ export interface components {
          * @example 9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a
          */
         EditorExportId: string;
+        /**
+         * @description Webhook endpoint id (`id` from POST /webhook-endpoints). Another workspace's id answers 404.
+         * @example 3f0c9a1e-7b2d-4e5f-8a6b-1c2d3e4f5a6b
+         */
+        WebhookEndpointId: string;
         /** @description Page size, 1 to 100. */
         ListLimit: number;
         /**
@@ -3744,6 +4006,238 @@ export interface operations {
             503: components["responses"]["DatabaseUnavailable"];
         };
     };
+    uploadEditorMediaFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["UploadEditorMediaMultipartRequest"];
+            };
+        };
+        responses: {
+            /** @description The stored media, and the timeline item when it was added to an editor video. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorMediaUpload"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace's webhook endpoints. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The new endpoint with its signing secret (shown once). */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Webhook endpoint id (`id` from POST /webhook-endpoints). Another workspace's id answers 404.
+                 * @example 3f0c9a1e-7b2d-4e5f-8a6b-1c2d3e4f5a6b
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its recent deliveries. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Webhook endpoint id (`id` from POST /webhook-endpoints). Another workspace's id answers 404.
+                 * @example 3f0c9a1e-7b2d-4e5f-8a6b-1c2d3e4f5a6b
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint was deleted. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Webhook endpoint id (`id` from POST /webhook-endpoints). Another workspace's id answers 404.
+                 * @example 3f0c9a1e-7b2d-4e5f-8a6b-1c2d3e4f5a6b
+                 */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new signing secret (shown once). */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -3817,6 +4311,35 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveCompletionEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every retry of this event. */
+                "webhook-id": string;
+                /** @description Unix time (seconds) of this attempt; reject it when far from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx). Other statuses and timeouts are retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -81501,11 +81501,11 @@ return errors === 0;
 }
 validate302.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__path = validate303;
-const schema317 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__path"};
+exports.uploadEditorMediaFile__path = validate303;
+const schema317 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__path"};
 
 function validate303(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__path" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate303.evaluated;
@@ -81542,11 +81542,11 @@ return errors === 0;
 }
 validate303.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__query = validate304;
-const schema318 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__query"};
+exports.uploadEditorMediaFile__query = validate304;
+const schema318 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__query"};
 
 function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__query" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate304.evaluated;
@@ -81583,11 +81583,11 @@ return errors === 0;
 }
 validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__header = validate305;
-const schema319 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__header"};
+exports.uploadEditorMediaFile__header = validate305;
+const schema319 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__header"};
 
 function validate305(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__header" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__header" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate305.evaluated;
@@ -81614,11 +81614,11 @@ return errors === 0;
 }
 validate305.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__200__headers = validate306;
-const schema320 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__200__headers"};
+exports.uploadEditorMediaFile__200__headers = validate306;
+const schema320 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__200__headers"};
 
 function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__200__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate306.evaluated;
@@ -82029,11 +82029,11 @@ return errors === 0;
 }
 validate306.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__400__headers = validate307;
-const schema321 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__400__headers"};
+exports.uploadEditorMediaFile__400__headers = validate307;
+const schema321 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__400__headers"};
 
 function validate307(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__400__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate307.evaluated;
@@ -82444,11 +82444,11 @@ return errors === 0;
 }
 validate307.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__429__headers = validate308;
-const schema322 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__429__headers"};
+exports.uploadEditorMediaFile__401__headers = validate308;
+const schema322 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__401__headers"};
 
 function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__429__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__401__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate308.evaluated;
@@ -82519,25 +82519,27 @@ errors++;
 }
 }
 }
-if(data["retry-after"] !== undefined){
-let data1 = data["retry-after"];
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
 let dataType1 = typeof data1;
 let coerced1 = undefined;
 if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
 data1 = data1[0];
 dataType1 = typeof data1;
-if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+if(typeof data1 === "string"){
 coerced1 = data1;
 }
 }
 if(!(coerced1 !== undefined)){
-if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
-coerced1 = +data1;
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
 }
 else {
-const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -82550,13 +82552,13 @@ errors++;
 if(coerced1 !== undefined){
 data1 = coerced1;
 if(data !== undefined){
-data["retry-after"] = coerced1;
+data["ratelimit"] = coerced1;
 }
 }
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 86400 || isNaN(data1)){
-const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -82565,8 +82567,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data1 < 0 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -82575,20 +82577,10 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!(formats0.validate(data1))){
-const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
 }
 }
-}
-if(data.ratelimit !== undefined){
-let data2 = data.ratelimit;
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
 if(typeof data2 !== "string"){
 let dataType2 = typeof data2;
 let coerced2 = undefined;
@@ -82607,7 +82599,26 @@ else if(data2 === null){
 coerced2 = "";
 }
 else {
-const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -82616,17 +82627,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -82635,8 +82637,27 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern4.test(data2)){
-const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -82646,28 +82667,16 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
-if(data["ratelimit-policy"] !== undefined){
-let data3 = data["ratelimit-policy"];
-if(typeof data3 !== "string"){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(typeof data3 === "string"){
-coerced3 = data3;
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
 }
 }
-if(!(coerced3 !== undefined)){
-if(dataType3 == "number" || dataType3 == "boolean"){
-coerced3 = "" + data3;
 }
-else if(data3 === null){
-coerced3 = "";
-}
-else {
-const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -82676,17 +82685,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced3;
-}
-}
-}
-if(typeof data3 === "string"){
-if(func1(data3) > 256){
-const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -82695,8 +82695,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern4.test(data3)){
-const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -82707,8 +82707,8 @@ errors++;
 }
 }
 }
-if(data["x-ratelimit-limit"] !== undefined){
-let data4 = data["x-ratelimit-limit"];
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 let dataType4 = typeof data4;
 let coerced4 = undefined;
@@ -82725,7 +82725,7 @@ if(dataType4 === "boolean" || data4 === null
 coerced4 = +data4;
 }
 else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -82738,13 +82738,13 @@ errors++;
 if(coerced4 !== undefined){
 data4 = coerced4;
 if(data !== undefined){
-data["x-ratelimit-limit"] = coerced4;
+data["x-ratelimit-remaining"] = coerced4;
 }
 }
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -82754,7 +82754,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -82764,7 +82764,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -82775,8 +82775,8 @@ errors++;
 }
 }
 }
-if(data["x-ratelimit-remaining"] !== undefined){
-let data5 = data["x-ratelimit-remaining"];
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 let dataType5 = typeof data5;
 let coerced5 = undefined;
@@ -82793,7 +82793,7 @@ if(dataType5 === "boolean" || data5 === null
 coerced5 = +data5;
 }
 else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -82806,13 +82806,13 @@ errors++;
 if(coerced5 !== undefined){
 data5 = coerced5;
 if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced5;
+data["x-ratelimit-reset"] = coerced5;
 }
 }
 }
 if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 2147483647 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -82822,7 +82822,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -82831,8 +82831,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!(formats0.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -82843,25 +82843,9 @@ errors++;
 }
 }
 }
-if(data["x-ratelimit-reset"] !== undefined){
-let data6 = data["x-ratelimit-reset"];
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-let dataType6 = typeof data6;
-let coerced6 = undefined;
-if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
-data6 = data6[0];
-dataType6 = typeof data6;
-if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
-coerced6 = data6;
-}
-}
-if(!(coerced6 !== undefined)){
-if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
-coerced6 = +data6;
 }
 else {
-const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -82870,68 +82854,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-if(coerced6 !== undefined){
-data6 = coerced6;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced6;
-}
-}
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 9007199254740991 || isNaN(data6)){
-const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-if(data6 < 0 || isNaN(data6)){
-const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if(!(formats4.validate(data6))){
-const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
 validate308.errors = vErrors;
 return errors === 0;
 }
 validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__500__headers = validate309;
-const schema323 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__500__headers"};
+exports.uploadEditorMediaFile__402__headers = validate309;
+const schema323 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__402__headers"};
 
 function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getHealth__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__402__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate309.evaluated;
@@ -83002,9 +82934,27 @@ errors++;
 }
 }
 }
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -83013,16 +82963,322 @@ vErrors.push(err3);
 }
 errors++;
 }
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate309.errors = vErrors;
 return errors === 0;
 }
 validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__path = validate310;
-const schema324 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__path"};
+exports.uploadEditorMediaFile__403__headers = validate310;
+const schema324 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__403__headers"};
 
 function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__path" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__403__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate310.evaluated;
@@ -83033,8 +83289,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -83044,8 +83319,15 @@ vErrors.push(err0);
 errors++;
 }
 }
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema324.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -83054,16 +83336,364 @@ vErrors.push(err1);
 }
 errors++;
 }
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate310.errors = vErrors;
 return errors === 0;
 }
 validate310.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__query = validate311;
-const schema325 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__query"};
+exports.uploadEditorMediaFile__404__headers = validate311;
+const schema325 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__404__headers"};
 
 function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__query" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__404__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate311.evaluated;
@@ -83074,8 +83704,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -83085,8 +83734,15 @@ vErrors.push(err0);
 errors++;
 }
 }
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema325.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -83095,16 +83751,364 @@ vErrors.push(err1);
 }
 errors++;
 }
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate311.errors = vErrors;
 return errors === 0;
 }
 validate311.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__header = validate312;
-const schema326 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__header"};
+exports.uploadEditorMediaFile__413__headers = validate312;
+const schema326 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__413__headers"};
 
 function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__header" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__413__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate312.evaluated;
@@ -83115,9 +84119,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
 }
 else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -83126,16 +84148,382 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema326.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
 validate312.errors = vErrors;
 return errors === 0;
 }
 validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__200__headers = validate313;
-const schema327 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__200__headers"};
+exports.uploadEditorMediaFile__415__headers = validate313;
+const schema327 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__415__headers"};
 
 function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__200__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__415__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate313.evaluated;
@@ -83546,11 +84934,11 @@ return errors === 0;
 }
 validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__400__headers = validate314;
-const schema328 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__400__headers"};
+exports.uploadEditorMediaFile__429__headers = validate314;
+const schema328 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__429__headers"};
 
 function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__400__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__429__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate314.evaluated;
@@ -83600,421 +84988,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema328.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.ratelimit !== undefined){
-let data1 = data.ratelimit;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["ratelimit"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-if(data["ratelimit-policy"] !== undefined){
-let data2 = data["ratelimit-policy"];
-if(typeof data2 !== "string"){
-let dataType2 = typeof data2;
-let coerced2 = undefined;
-if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
-data2 = data2[0];
-dataType2 = typeof data2;
-if(typeof data2 === "string"){
-coerced2 = data2;
-}
-}
-if(!(coerced2 !== undefined)){
-if(dataType2 == "number" || dataType2 == "boolean"){
-coerced2 = "" + data2;
-}
-else if(data2 === null){
-coerced2 = "";
-}
-else {
-const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(coerced2 !== undefined){
-data2 = coerced2;
-if(data !== undefined){
-data["ratelimit-policy"] = coerced2;
-}
-}
-}
-if(typeof data2 === "string"){
-if(func1(data2) > 256){
-const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!pattern4.test(data2)){
-const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-limit"] !== undefined){
-let data3 = data["x-ratelimit-limit"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-let dataType3 = typeof data3;
-let coerced3 = undefined;
-if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
-data3 = data3[0];
-dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
-coerced3 = data3;
-}
-}
-if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
-coerced3 = +data3;
-}
-else {
-const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(coerced3 !== undefined){
-data3 = coerced3;
-if(data !== undefined){
-data["x-ratelimit-limit"] = coerced3;
-}
-}
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2147483647 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats0.validate(data3))){
-const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-remaining"] !== undefined){
-let data4 = data["x-ratelimit-remaining"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-let dataType4 = typeof data4;
-let coerced4 = undefined;
-if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
-data4 = data4[0];
-dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
-coerced4 = data4;
-}
-}
-if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
-coerced4 = +data4;
-}
-else {
-const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(coerced4 !== undefined){
-data4 = coerced4;
-if(data !== undefined){
-data["x-ratelimit-remaining"] = coerced4;
-}
-}
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(!(formats0.validate(data4))){
-const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data["x-ratelimit-reset"] !== undefined){
-let data5 = data["x-ratelimit-reset"];
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-let dataType5 = typeof data5;
-let coerced5 = undefined;
-if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
-data5 = data5[0];
-dataType5 = typeof data5;
-if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
-coerced5 = data5;
-}
-}
-if(!(coerced5 !== undefined)){
-if(dataType5 === "boolean" || data5 === null
-              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
-coerced5 = +data5;
-}
-else {
-const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(coerced5 !== undefined){
-data5 = coerced5;
-if(data !== undefined){
-data["x-ratelimit-reset"] = coerced5;
-}
-}
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data5 < 0 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(!(formats4.validate(data5))){
-const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-validate314.errors = vErrors;
-return errors === 0;
-}
-validate314.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getReadiness__429__headers = validate315;
-const schema329 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__429__headers"};
-
-function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__429__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate315.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema329.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -84439,16 +85412,107 @@ vErrors.push(err25);
 }
 errors++;
 }
+validate314.errors = vErrors;
+return errors === 0;
+}
+validate314.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__500__headers = validate315;
+const schema329 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__500__headers"};
+
+function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate315.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema329.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 validate315.errors = vErrors;
 return errors === 0;
 }
 validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__500__headers = validate316;
-const schema330 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__500__headers"};
+exports.uploadEditorMediaFile__503__headers = validate316;
+const schema330 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/uploadEditorMediaFile__503__headers"};
 
 function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__500__headers" */;
+/*# sourceURL="https://media-api.local/components/params/uploadEditorMediaFile__503__headers" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate316.evaluated;
@@ -84498,97 +85562,6 @@ data["access-control-allow-origin"] = coerced0;
 }
 if(!(data0 === "*")){
 const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema330.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 1){
-const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate316.errors = vErrors;
-return errors === 0;
-}
-validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getReadiness__503__headers = validate317;
-const schema331 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__503__headers"};
-
-function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/params/getReadiness__503__headers" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate317.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["access-control-allow-origin"] !== undefined){
-let data0 = data["access-control-allow-origin"];
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["access-control-allow-origin"] = coerced0;
-}
-}
-}
-if(!(data0 === "*")){
-const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema331.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -84689,8 +85662,20097 @@ vErrors.push(err7);
 }
 errors++;
 }
+validate316.errors = vErrors;
+return errors === 0;
+}
+validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__path = validate317;
+const schema331 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listWebhookEndpoints__path"};
+
+function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate317.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 validate317.errors = vErrors;
 return errors === 0;
 }
 validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__query = validate318;
+const schema332 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/listWebhookEndpoints__query"};
+
+function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate318.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate318.errors = vErrors;
+return errors === 0;
+}
+validate318.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__header = validate319;
+const schema333 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listWebhookEndpoints__header"};
+
+function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate319.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate319.errors = vErrors;
+return errors === 0;
+}
+validate319.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__200__headers = validate320;
+const schema334 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listWebhookEndpoints__200__headers"};
+
+function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate320.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema334.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate320.errors = vErrors;
+return errors === 0;
+}
+validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__400__headers = validate321;
+const schema335 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listWebhookEndpoints__400__headers"};
+
+function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__400__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate321.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema335.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate321.errors = vErrors;
+return errors === 0;
+}
+validate321.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__401__headers = validate322;
+const schema336 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listWebhookEndpoints__401__headers"};
+
+function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__401__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate322.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema336.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate322.errors = vErrors;
+return errors === 0;
+}
+validate322.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__402__headers = validate323;
+const schema337 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listWebhookEndpoints__402__headers"};
+
+function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__402__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate323.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema337.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate323.errors = vErrors;
+return errors === 0;
+}
+validate323.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__403__headers = validate324;
+const schema338 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listWebhookEndpoints__403__headers"};
+
+function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__403__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate324.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema338.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate324.errors = vErrors;
+return errors === 0;
+}
+validate324.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__429__headers = validate325;
+const schema339 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listWebhookEndpoints__429__headers"};
+
+function validate325(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__429__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate325.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema339.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data2 = data.ratelimit;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data3 = data["ratelimit-policy"];
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(typeof data3 === "string"){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced3;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data4 = data["x-ratelimit-limit"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data5 = data["x-ratelimit-remaining"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 2147483647 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats0.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data6 = data["x-ratelimit-reset"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
+data6 = data6[0];
+dataType6 = typeof data6;
+if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
+coerced6 = data6;
+}
+}
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
+coerced6 = +data6;
+}
+else {
+const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(formats4.validate(data6))){
+const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate325.errors = vErrors;
+return errors === 0;
+}
+validate325.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__500__headers = validate326;
+const schema340 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listWebhookEndpoints__500__headers"};
+
+function validate326(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate326.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema340.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate326.errors = vErrors;
+return errors === 0;
+}
+validate326.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__503__headers = validate327;
+const schema341 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/listWebhookEndpoints__503__headers"};
+
+function validate327(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/listWebhookEndpoints__503__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate327.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema341.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate327.errors = vErrors;
+return errors === 0;
+}
+validate327.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__path = validate328;
+const schema342 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/createWebhookEndpoint__path"};
+
+function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate328.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate328.errors = vErrors;
+return errors === 0;
+}
+validate328.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__query = validate329;
+const schema343 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/createWebhookEndpoint__query"};
+
+function validate329(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate329.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate329.errors = vErrors;
+return errors === 0;
+}
+validate329.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__header = validate330;
+const schema344 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__header"};
+
+function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate330.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate330.errors = vErrors;
+return errors === 0;
+}
+validate330.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__200__headers = validate331;
+const schema345 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__200__headers"};
+
+function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate331.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema345.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate331.errors = vErrors;
+return errors === 0;
+}
+validate331.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__400__headers = validate332;
+const schema346 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__400__headers"};
+
+function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__400__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate332.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema346.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate332.errors = vErrors;
+return errors === 0;
+}
+validate332.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__401__headers = validate333;
+const schema347 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__401__headers"};
+
+function validate333(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__401__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate333.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema347.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate333.errors = vErrors;
+return errors === 0;
+}
+validate333.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__402__headers = validate334;
+const schema348 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__402__headers"};
+
+function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__402__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate334.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema348.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate334.errors = vErrors;
+return errors === 0;
+}
+validate334.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__403__headers = validate335;
+const schema349 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__403__headers"};
+
+function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__403__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate335.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema349.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate335.errors = vErrors;
+return errors === 0;
+}
+validate335.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__413__headers = validate336;
+const schema350 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__413__headers"};
+
+function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__413__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate336.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema350.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate336.errors = vErrors;
+return errors === 0;
+}
+validate336.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__415__headers = validate337;
+const schema351 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__415__headers"};
+
+function validate337(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__415__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate337.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema351.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate337.errors = vErrors;
+return errors === 0;
+}
+validate337.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__429__headers = validate338;
+const schema352 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__429__headers"};
+
+function validate338(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__429__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate338.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema352.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data2 = data.ratelimit;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data3 = data["ratelimit-policy"];
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(typeof data3 === "string"){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced3;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data4 = data["x-ratelimit-limit"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data5 = data["x-ratelimit-remaining"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 2147483647 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats0.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data6 = data["x-ratelimit-reset"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
+data6 = data6[0];
+dataType6 = typeof data6;
+if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
+coerced6 = data6;
+}
+}
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
+coerced6 = +data6;
+}
+else {
+const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(formats4.validate(data6))){
+const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate338.errors = vErrors;
+return errors === 0;
+}
+validate338.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__500__headers = validate339;
+const schema353 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__500__headers"};
+
+function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate339.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema353.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate339.errors = vErrors;
+return errors === 0;
+}
+validate339.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__503__headers = validate340;
+const schema354 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/createWebhookEndpoint__503__headers"};
+
+function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/createWebhookEndpoint__503__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate340.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema354.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate340.errors = vErrors;
+return errors === 0;
+}
+validate340.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__path = validate341;
+const schema355 = {"type":"object","properties":{"id":{"type":"string","format":"uuid","maxLength":36}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/getWebhookEndpoint__path"};
+
+function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate341.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 36){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(formats164.test(data0))){
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate341.errors = vErrors;
+return errors === 0;
+}
+validate341.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__query = validate342;
+const schema356 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getWebhookEndpoint__query"};
+
+function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate342.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate342.errors = vErrors;
+return errors === 0;
+}
+validate342.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__header = validate343;
+const schema357 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getWebhookEndpoint__header"};
+
+function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate343.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate343.errors = vErrors;
+return errors === 0;
+}
+validate343.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__200__headers = validate344;
+const schema358 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getWebhookEndpoint__200__headers"};
+
+function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate344.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema358.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate344.errors = vErrors;
+return errors === 0;
+}
+validate344.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__400__headers = validate345;
+const schema359 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getWebhookEndpoint__400__headers"};
+
+function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__400__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate345.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema359.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate345.errors = vErrors;
+return errors === 0;
+}
+validate345.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__401__headers = validate346;
+const schema360 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getWebhookEndpoint__401__headers"};
+
+function validate346(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__401__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate346.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema360.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate346.errors = vErrors;
+return errors === 0;
+}
+validate346.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__402__headers = validate347;
+const schema361 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getWebhookEndpoint__402__headers"};
+
+function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__402__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate347.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema361.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate347.errors = vErrors;
+return errors === 0;
+}
+validate347.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__403__headers = validate348;
+const schema362 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getWebhookEndpoint__403__headers"};
+
+function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__403__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate348.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema362.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate348.errors = vErrors;
+return errors === 0;
+}
+validate348.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__404__headers = validate349;
+const schema363 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getWebhookEndpoint__404__headers"};
+
+function validate349(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__404__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate349.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema363.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate349.errors = vErrors;
+return errors === 0;
+}
+validate349.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__429__headers = validate350;
+const schema364 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getWebhookEndpoint__429__headers"};
+
+function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__429__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate350.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema364.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data2 = data.ratelimit;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data3 = data["ratelimit-policy"];
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(typeof data3 === "string"){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced3;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data4 = data["x-ratelimit-limit"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data5 = data["x-ratelimit-remaining"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 2147483647 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats0.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data6 = data["x-ratelimit-reset"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
+data6 = data6[0];
+dataType6 = typeof data6;
+if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
+coerced6 = data6;
+}
+}
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
+coerced6 = +data6;
+}
+else {
+const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(formats4.validate(data6))){
+const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate350.errors = vErrors;
+return errors === 0;
+}
+validate350.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__500__headers = validate351;
+const schema365 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getWebhookEndpoint__500__headers"};
+
+function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate351.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema365.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate351.errors = vErrors;
+return errors === 0;
+}
+validate351.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__503__headers = validate352;
+const schema366 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getWebhookEndpoint__503__headers"};
+
+function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getWebhookEndpoint__503__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate352.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema366.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate352.errors = vErrors;
+return errors === 0;
+}
+validate352.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__path = validate353;
+const schema367 = {"type":"object","properties":{"id":{"type":"string","format":"uuid","maxLength":36}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__path"};
+
+function validate353(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate353.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 36){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(formats164.test(data0))){
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate353.errors = vErrors;
+return errors === 0;
+}
+validate353.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__query = validate354;
+const schema368 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__query"};
+
+function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate354.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate354.errors = vErrors;
+return errors === 0;
+}
+validate354.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__header = validate355;
+const schema369 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__header"};
+
+function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate355.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate355.errors = vErrors;
+return errors === 0;
+}
+validate355.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__200__headers = validate356;
+const schema370 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__200__headers"};
+
+function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate356.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema370.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate356.errors = vErrors;
+return errors === 0;
+}
+validate356.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__400__headers = validate357;
+const schema371 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__400__headers"};
+
+function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__400__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate357.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema371.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate357.errors = vErrors;
+return errors === 0;
+}
+validate357.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__401__headers = validate358;
+const schema372 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__401__headers"};
+
+function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__401__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate358.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema372.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate358.errors = vErrors;
+return errors === 0;
+}
+validate358.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__402__headers = validate359;
+const schema373 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__402__headers"};
+
+function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__402__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate359.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema373.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate359.errors = vErrors;
+return errors === 0;
+}
+validate359.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__403__headers = validate360;
+const schema374 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__403__headers"};
+
+function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__403__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate360.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema374.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate360.errors = vErrors;
+return errors === 0;
+}
+validate360.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__404__headers = validate361;
+const schema375 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__404__headers"};
+
+function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__404__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate361.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema375.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate361.errors = vErrors;
+return errors === 0;
+}
+validate361.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__429__headers = validate362;
+const schema376 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__429__headers"};
+
+function validate362(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__429__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate362.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema376.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data2 = data.ratelimit;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data3 = data["ratelimit-policy"];
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(typeof data3 === "string"){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced3;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data4 = data["x-ratelimit-limit"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data5 = data["x-ratelimit-remaining"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 2147483647 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats0.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data6 = data["x-ratelimit-reset"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
+data6 = data6[0];
+dataType6 = typeof data6;
+if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
+coerced6 = data6;
+}
+}
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
+coerced6 = +data6;
+}
+else {
+const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(formats4.validate(data6))){
+const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate362.errors = vErrors;
+return errors === 0;
+}
+validate362.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__500__headers = validate363;
+const schema377 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__500__headers"};
+
+function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate363.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema377.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate363.errors = vErrors;
+return errors === 0;
+}
+validate363.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__503__headers = validate364;
+const schema378 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/deleteWebhookEndpoint__503__headers"};
+
+function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/deleteWebhookEndpoint__503__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate364.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema378.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate364.errors = vErrors;
+return errors === 0;
+}
+validate364.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__path = validate365;
+const schema379 = {"type":"object","properties":{"id":{"type":"string","format":"uuid","maxLength":36}},"required":["id"],"additionalProperties":false,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__path"};
+
+function validate365(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate365.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 36){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(formats164.test(data0))){
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate365.errors = vErrors;
+return errors === 0;
+}
+validate365.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__query = validate366;
+const schema380 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__query"};
+
+function validate366(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate366.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate366.errors = vErrors;
+return errors === 0;
+}
+validate366.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__header = validate367;
+const schema381 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__header"};
+
+function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate367.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate367.errors = vErrors;
+return errors === 0;
+}
+validate367.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__200__headers = validate368;
+const schema382 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__200__headers"};
+
+function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate368.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema382.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate368.errors = vErrors;
+return errors === 0;
+}
+validate368.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__400__headers = validate369;
+const schema383 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__400__headers"};
+
+function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__400__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate369.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema383.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate369.errors = vErrors;
+return errors === 0;
+}
+validate369.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__401__headers = validate370;
+const schema384 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__401__headers"};
+
+function validate370(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__401__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate370.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema384.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate370.errors = vErrors;
+return errors === 0;
+}
+validate370.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__402__headers = validate371;
+const schema385 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__402__headers"};
+
+function validate371(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__402__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate371.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema385.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate371.errors = vErrors;
+return errors === 0;
+}
+validate371.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__403__headers = validate372;
+const schema386 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__403__headers"};
+
+function validate372(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__403__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate372.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema386.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate372.errors = vErrors;
+return errors === 0;
+}
+validate372.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__404__headers = validate373;
+const schema387 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__404__headers"};
+
+function validate373(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__404__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate373.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema387.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate373.errors = vErrors;
+return errors === 0;
+}
+validate373.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__429__headers = validate374;
+const schema388 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__429__headers"};
+
+function validate374(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__429__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate374.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema388.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data2 = data.ratelimit;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data3 = data["ratelimit-policy"];
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(typeof data3 === "string"){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced3;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data4 = data["x-ratelimit-limit"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data5 = data["x-ratelimit-remaining"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 2147483647 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats0.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data6 = data["x-ratelimit-reset"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
+data6 = data6[0];
+dataType6 = typeof data6;
+if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
+coerced6 = data6;
+}
+}
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
+coerced6 = +data6;
+}
+else {
+const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(formats4.validate(data6))){
+const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate374.errors = vErrors;
+return errors === 0;
+}
+validate374.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__500__headers = validate375;
+const schema389 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__500__headers"};
+
+function validate375(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate375.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema389.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate375.errors = vErrors;
+return errors === 0;
+}
+validate375.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__503__headers = validate376;
+const schema390 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/rotateWebhookEndpointSecret__503__headers"};
+
+function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/rotateWebhookEndpointSecret__503__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate376.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema390.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate376.errors = vErrors;
+return errors === 0;
+}
+validate376.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__path = validate377;
+const schema391 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__path"};
+
+function validate377(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate377.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate377.errors = vErrors;
+return errors === 0;
+}
+validate377.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__query = validate378;
+const schema392 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getHealth__query"};
+
+function validate378(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate378.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate378.errors = vErrors;
+return errors === 0;
+}
+validate378.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__header = validate379;
+const schema393 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__header"};
+
+function validate379(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate379.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate379.errors = vErrors;
+return errors === 0;
+}
+validate379.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__200__headers = validate380;
+const schema394 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__200__headers"};
+
+function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate380.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema394.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate380.errors = vErrors;
+return errors === 0;
+}
+validate380.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__400__headers = validate381;
+const schema395 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__400__headers"};
+
+function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__400__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate381.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema395.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate381.errors = vErrors;
+return errors === 0;
+}
+validate381.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__429__headers = validate382;
+const schema396 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__429__headers"};
+
+function validate382(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__429__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate382.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema396.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data2 = data.ratelimit;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data3 = data["ratelimit-policy"];
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(typeof data3 === "string"){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced3;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data4 = data["x-ratelimit-limit"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data5 = data["x-ratelimit-remaining"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 2147483647 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats0.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data6 = data["x-ratelimit-reset"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
+data6 = data6[0];
+dataType6 = typeof data6;
+if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
+coerced6 = data6;
+}
+}
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
+coerced6 = +data6;
+}
+else {
+const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(formats4.validate(data6))){
+const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate382.errors = vErrors;
+return errors === 0;
+}
+validate382.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__500__headers = validate383;
+const schema397 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getHealth__500__headers"};
+
+function validate383(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getHealth__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate383.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema397.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate383.errors = vErrors;
+return errors === 0;
+}
+validate383.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__path = validate384;
+const schema398 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__path"};
+
+function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate384.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate384.errors = vErrors;
+return errors === 0;
+}
+validate384.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__query = validate385;
+const schema399 = {"type":"object","properties":{},"required":[],"additionalProperties":false,"$id":"https://media-api.local/components/params/getReadiness__query"};
+
+function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate385.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate385.errors = vErrors;
+return errors === 0;
+}
+validate385.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__header = validate386;
+const schema400 = {"type":"object","properties":{},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__header"};
+
+function validate386(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__header" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate386.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate386.errors = vErrors;
+return errors === 0;
+}
+validate386.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__200__headers = validate387;
+const schema401 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__200__headers"};
+
+function validate387(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__200__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate387.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema401.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate387.errors = vErrors;
+return errors === 0;
+}
+validate387.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__400__headers = validate388;
+const schema402 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__400__headers"};
+
+function validate388(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__400__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate388.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema402.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data1 = data.ratelimit;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["ratelimit"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err4 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data2 = data["ratelimit-policy"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err6 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err7 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err8 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data3 = data["x-ratelimit-limit"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data3) && isFinite(+data3))){
+coerced3 = +data3;
+}
+else {
+const err9 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats0.validate(data3))){
+const err12 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data4 = data["x-ratelimit-remaining"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data5 = data["x-ratelimit-reset"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats4.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate388.errors = vErrors;
+return errors === 0;
+}
+validate388.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__429__headers = validate389;
+const schema403 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400},"ratelimit":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"ratelimit-policy":{"type":"string","maxLength":256,"pattern":"^[\\x20-\\x7E]*$"},"x-ratelimit-limit":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-remaining":{"type":"integer","format":"int32","minimum":0,"maximum":2147483647},"x-ratelimit-reset":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__429__headers"};
+
+function validate389(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__429__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate389.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema403.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.ratelimit !== undefined){
+let data2 = data.ratelimit;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err7 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["ratelimit"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err8 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err9 = {instancePath:instancePath+"/ratelimit",schemaPath:"#/properties/ratelimit/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data["ratelimit-policy"] !== undefined){
+let data3 = data["ratelimit-policy"];
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(typeof data3 === "string"){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err10 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["ratelimit-policy"] = coerced3;
+}
+}
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err11 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err12 = {instancePath:instancePath+"/ratelimit-policy",schemaPath:"#/properties/ratelimit-policy/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]*$"},message:"must match pattern \""+"^[\\x20-\\x7E]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-limit"] !== undefined){
+let data4 = data["x-ratelimit-limit"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data4) && isFinite(+data4))){
+coerced4 = +data4;
+}
+else {
+const err13 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["x-ratelimit-limit"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats0.validate(data4))){
+const err16 = {instancePath:instancePath+"/x-ratelimit-limit",schemaPath:"#/properties/x-ratelimit-limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-remaining"] !== undefined){
+let data5 = data["x-ratelimit-remaining"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data5) && isFinite(+data5))){
+coerced5 = +data5;
+}
+else {
+const err17 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["x-ratelimit-remaining"] = coerced5;
+}
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 2147483647 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats0.validate(data5))){
+const err20 = {instancePath:instancePath+"/x-ratelimit-remaining",schemaPath:"#/properties/x-ratelimit-remaining/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data["x-ratelimit-reset"] !== undefined){
+let data6 = data["x-ratelimit-reset"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
+data6 = data6[0];
+dataType6 = typeof data6;
+if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
+coerced6 = data6;
+}
+}
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data6) && isFinite(+data6))){
+coerced6 = +data6;
+}
+else {
+const err21 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["x-ratelimit-reset"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err23 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(formats4.validate(data6))){
+const err24 = {instancePath:instancePath+"/x-ratelimit-reset",schemaPath:"#/properties/x-ratelimit-reset/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate389.errors = vErrors;
+return errors === 0;
+}
+validate389.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__500__headers = validate390;
+const schema404 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__500__headers"};
+
+function validate390(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__500__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate390.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema404.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate390.errors = vErrors;
+return errors === 0;
+}
+validate390.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__503__headers = validate391;
+const schema405 = {"type":"object","properties":{"access-control-allow-origin":{"type":"string","maxLength":1,"enum":["*"]},"retry-after":{"type":"integer","format":"int32","minimum":0,"maximum":86400}},"required":[],"additionalProperties":true,"$id":"https://media-api.local/components/params/getReadiness__503__headers"};
+
+function validate391(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/params/getReadiness__503__headers" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate391.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["access-control-allow-origin"] !== undefined){
+let data0 = data["access-control-allow-origin"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["access-control-allow-origin"] = coerced0;
+}
+}
+}
+if(!(data0 === "*")){
+const err1 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/enum",keyword:"enum",params:{allowedValues: schema405.properties["access-control-allow-origin"].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 1){
+const err2 = {instancePath:instancePath+"/access-control-allow-origin",schemaPath:"#/properties/access-control-allow-origin/maxLength",keyword:"maxLength",params:{limit: 1},message:"must NOT have more than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data["retry-after"] !== undefined){
+let data1 = data["retry-after"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data1) && isFinite(+data1))){
+coerced1 = +data1;
+}
+else {
+const err3 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["retry-after"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 86400 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0.validate(data1))){
+const err6 = {instancePath:instancePath+"/retry-after",schemaPath:"#/properties/retry-after/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate391.errors = vErrors;
+return errors === 0;
+}
+validate391.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -7976,15 +7976,214 @@ return errors === 0;
 }
 validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate100;
-const schema119 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request (first error)/mcp__get_workspace"};
-const schema120 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
+exports.createWebhookEndpoint = validate100;
+const schema119 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request (first error)/createWebhookEndpoint"};
+const schema120 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
+const schema121 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
+const pattern84 = new RegExp("^https://[^\\u0000-\\u0020\\u007F]+$", "u");
+
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate101.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.url === undefined) && (missing0 = "url")) || ((data.event_types === undefined) && (missing0 = "event_types"))){
+validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "url") || (key0 === "description")) || (key0 === "event_types"))){
+validate101.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.url !== undefined){
+let data0 = data.url;
+const _errs2 = errors;
+if(errors === _errs2){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func2(data0) > 2048){
+validate101.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+return false;
+}
+else {
+if(func2(data0) < 9){
+validate101.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/minLength",keyword:"minLength",params:{limit: 9},message:"must NOT have fewer than 9 characters"}];
+return false;
+}
+else {
+if(!pattern84.test(data0)){
+validate101.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://[^\\u0000-\\u0020\\u007F]+$"},message:"must match pattern \""+"^https://[^\\u0000-\\u0020\\u007F]+$"+"\""}];
+return false;
+}
+else {
+if(!(formats6(data0))){
+validate101.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate101.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.description !== undefined){
+let data1 = data.description;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func2(data1) > 500){
+validate101.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+return false;
+}
+else {
+if(!pattern18.test(data1)){
+validate101.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate101.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_types !== undefined){
+let data2 = data.event_types;
+const _errs6 = errors;
+if(errors === _errs6){
+if(Array.isArray(data2)){
+if(data2.length > 10){
+validate101.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+return false;
+}
+else {
+if(data2.length < 1){
+validate101.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+const _errs8 = errors;
+if(typeof data3 !== "string"){
+validate101.errors = [{instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((((((((data3 === "generation.completed") || (data3 === "generation.failed")) || (data3 === "slideshow.completed")) || (data3 === "slideshow.failed")) || (data3 === "faceless_video.completed")) || (data3 === "faceless_video.failed")) || (data3 === "export.completed")) || (data3 === "export.failed")) || (data3 === "publication.completed")) || (data3 === "publication.failed"))){
+validate101.errors = [{instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs8 === errors;
+if(!valid1){
+break;
+}
+}
+if(valid1){
+let i1 = data2.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data2[i1], data2[j0])){
+validate101.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+return false;
+break outer0;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate101.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate101.errors = vErrors;
+return errors === 0;
+}
+validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request (first error)/mcp__get_workspace" */;
+/*# sourceURL="https://media-api.local/components/request (first error)/createWebhookEndpoint" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate100.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate101(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+errors = vErrors.length;
+}
+validate100.errors = vErrors;
+return errors === 0;
+}
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__get_workspace = validate103;
+const schema122 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request (first error)/mcp__get_workspace"};
+const schema123 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
+
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__get_workspace" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7995,96 +8194,25 @@ const _errs0 = errors;
 if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-validate100.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate103.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 else {
-validate100.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate103.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate100.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate101;
-const schema121 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_accounts"};
-const schema122 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
-const schema123 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
-
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate102.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "platform")){
-validate102.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.platform !== undefined){
-let data0 = data.platform;
-if(typeof data0 !== "string"){
-validate102.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((((((data0 === "instagram") || (data0 === "tiktok")) || (data0 === "x")) || (data0 === "linkedin")) || (data0 === "threads")) || (data0 === "youtube")) || (data0 === "pinterest")) || (data0 === "facebook"))){
-validate102.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema123.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-}
-}
-}
-else {
-validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate102.errors = vErrors;
-return errors === 0;
-}
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_social_accounts" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate101.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate102(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
-errors = vErrors.length;
-}
-validate101.errors = vErrors;
-return errors === 0;
-}
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.mcp__publish_media_to_social = validate104;
-const schema124 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request (first error)/mcp__publish_media_to_social"};
-const schema125 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema126 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
-const pattern87 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+exports.mcp__list_social_accounts = validate104;
+const schema124 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_accounts"};
+const schema125 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
+const schema126 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
 function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8098,16 +8226,87 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "platform")){
+validate105.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.platform !== undefined){
+let data0 = data.platform;
+if(typeof data0 !== "string"){
+validate105.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((((((data0 === "instagram") || (data0 === "tiktok")) || (data0 === "x")) || (data0 === "linkedin")) || (data0 === "threads")) || (data0 === "youtube")) || (data0 === "pinterest")) || (data0 === "facebook"))){
+validate105.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema126.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+}
+}
+}
+else {
+validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate105.errors = vErrors;
+return errors === 0;
+}
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_social_accounts" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate104.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+errors = vErrors.length;
+}
+validate104.errors = vErrors;
+return errors === 0;
+}
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__publish_media_to_social = validate107;
+const schema127 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request (first error)/mcp__publish_media_to_social"};
+const schema128 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema129 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
+const pattern89 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate108.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.account_ids === undefined) && (missing0 = "account_ids")){
-validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate108.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "account_ids") || (key0 === "media_id")) || (key0 === "url")) || (key0 === "caption")) || (key0 === "platform_options")) || (key0 === "idempotency_key"))){
-validate105.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8119,12 +8318,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 20){
-validate105.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"}];
+validate108.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"}];
 return false;
 }
 else {
 if(data0.length < 1){
-validate105.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate108.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -8137,18 +8336,18 @@ if(errors === _errs4){
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func2(data1) > 36){
-validate105.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate108.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data1))){
-validate105.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8162,7 +8361,7 @@ break;
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate108.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -8179,18 +8378,18 @@ if(errors === _errs6){
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func2(data2) > 36){
-validate105.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate108.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data2))){
-validate105.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8208,24 +8407,24 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(func2(data3) > 4096){
-validate105.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
 if(!pattern74.test(data3)){
-validate105.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data3))){
-validate105.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8242,18 +8441,18 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data4 === "string"){
 if(func2(data4) > 5000){
-validate105.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
+validate108.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data4)){
-validate105.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8272,7 +8471,7 @@ if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 const _errs15 = errors;
 for(const key1 in data5){
 if(!(((((key1 === "instagram") || (key1 === "facebook")) || (key1 === "tiktok")) || (key1 === "youtube")) || (key1 === "pinterest"))){
-validate105.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8289,7 +8488,7 @@ data6.post_type = "feed";
 const _errs18 = errors;
 for(const key2 in data6){
 if(!(key2 === "post_type")){
-validate105.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8297,17 +8496,17 @@ break;
 if(_errs18 === errors){
 let data7 = data6.post_type;
 if(typeof data7 !== "string"){
-validate105.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data7 === "feed") || (data7 === "reel")) || (data7 === "story"))){
-validate105.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema126.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8328,7 +8527,7 @@ data8.post_type = "feed";
 const _errs23 = errors;
 for(const key3 in data8){
 if(!(key3 === "post_type")){
-validate105.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8336,17 +8535,17 @@ break;
 if(_errs23 === errors){
 let data9 = data8.post_type;
 if(typeof data9 !== "string"){
-validate105.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data9 === "feed") || (data9 === "reel")) || (data9 === "story"))){
-validate105.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema126.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8370,7 +8569,7 @@ data10.allow_comments = true;
 const _errs28 = errors;
 for(const key4 in data10){
 if(!((key4 === "privacy_level") || (key4 === "allow_comments"))){
-validate105.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8379,18 +8578,18 @@ if(_errs28 === errors){
 let data11 = data10.privacy_level;
 const _errs29 = errors;
 if(typeof data11 !== "string"){
-validate105.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data11 === "public") || (data11 === "friends")) || (data11 === "private"))){
-validate105.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema126.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema129.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid6 = _errs29 === errors;
 if(valid6){
 const _errs31 = errors;
 if(typeof data10.allow_comments !== "boolean"){
-validate105.errors = [{instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid6 = _errs31 === errors;
@@ -8398,7 +8597,7 @@ var valid6 = _errs31 === errors;
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8419,7 +8618,7 @@ data13.privacy_status = "public";
 const _errs35 = errors;
 for(const key5 in data13){
 if(!((key5 === "title") || (key5 === "privacy_status"))){
-validate105.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8431,18 +8630,18 @@ const _errs36 = errors;
 if(errors === _errs36){
 if(typeof data14 === "string"){
 if(func2(data14) > 100){
-validate105.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data14)){
-validate105.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8455,11 +8654,11 @@ if(valid7){
 let data15 = data13.privacy_status;
 const _errs38 = errors;
 if(typeof data15 !== "string"){
-validate105.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data15 === "public") || (data15 === "unlisted")) || (data15 === "private"))){
-validate105.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema126.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema129.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid7 = _errs38 === errors;
@@ -8467,7 +8666,7 @@ var valid7 = _errs38 === errors;
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8485,7 +8684,7 @@ if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 const _errs42 = errors;
 for(const key6 in data16){
 if(!(((key6 === "board_id") || (key6 === "title")) || (key6 === "link"))){
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8497,18 +8696,18 @@ const _errs43 = errors;
 if(errors === _errs43){
 if(typeof data17 === "string"){
 if(func2(data17) > 100){
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
-if(!pattern87.test(data17)){
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
+if(!pattern89.test(data17)){
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8524,18 +8723,18 @@ const _errs45 = errors;
 if(errors === _errs45){
 if(typeof data18 === "string"){
 if(func2(data18) > 100){
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data18)){
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8552,24 +8751,24 @@ if(errors === _errs47){
 if(errors === _errs47){
 if(typeof data19 === "string"){
 if(func2(data19) > 2048){
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern12.test(data19)){
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data19))){
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8584,7 +8783,7 @@ var valid8 = true;
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8600,7 +8799,7 @@ var valid3 = true;
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8616,24 +8815,24 @@ const _errs49 = errors;
 if(errors === _errs49){
 if(typeof data20 === "string"){
 if(func2(data20) > 160){
-validate105.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(func2(data20) < 1){
-validate105.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern16.test(data20)){
-validate105.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8651,45 +8850,45 @@ var valid0 = true;
 }
 }
 else {
-validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate105.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+if(!(validate108(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
 errors = vErrors.length;
 }
-validate104.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate107;
-const schema127 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request (first error)/mcp__recommend_voice"};
-const schema128 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+exports.mcp__recommend_voice = validate110;
+const schema130 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request (first error)/mcp__recommend_voice"};
+const schema131 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8704,14 +8903,14 @@ data.limit = 5;
 }
 let missing0;
 if((data.script === undefined) && (missing0 = "script")){
-validate107.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs2 = errors;
 for(const key0 in data){
 if(!((((key0 === "script") || (key0 === "language")) || (key0 === "style")) || (key0 === "limit"))){
-validate107.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8723,24 +8922,24 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(func2(data0) > 10000){
-validate107.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
+validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
 return false;
 }
 else {
 if(func2(data0) < 1){
-validate107.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data0)){
-validate107.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate107.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8756,18 +8955,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func2(data1) > 64){
-validate107.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate110.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data1)){
-validate107.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate107.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8783,18 +8982,18 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func2(data2) > 200){
-validate107.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate110.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data2)){
-validate107.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate107.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8807,23 +9006,23 @@ if(valid1){
 let data3 = data.limit;
 const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate107.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 20 || isNaN(data3)){
-validate107.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"}];
+validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate107.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats0.validate(data3))){
-validate107.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -8838,25 +9037,25 @@ var valid1 = _errs9 === errors;
 }
 }
 else {
-validate107.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate107.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate108;
-const schema129 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects"};
-const schema130 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
-const pattern95 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+exports.mcp__list_editor_sound_effects = validate111;
+const schema132 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects"};
+const schema133 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+const pattern97 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8872,7 +9071,7 @@ data.limit = 50;
 const _errs2 = errors;
 for(const key0 in data){
 if(!(((key0 === "query") || (key0 === "category")) || (key0 === "limit"))){
-validate108.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate111.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8884,18 +9083,18 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(func2(data0) > 200){
-validate108.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate111.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data0)){
-validate108.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate111.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate108.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate111.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8911,18 +9110,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func2(data1) > 50){
-validate108.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/maxLength",keyword:"maxLength",params:{limit: 50},message:"must NOT have more than 50 characters"}];
+validate111.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/maxLength",keyword:"maxLength",params:{limit: 50},message:"must NOT have more than 50 characters"}];
 return false;
 }
 else {
-if(!pattern95.test(data1)){
-validate108.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""}];
+if(!pattern97.test(data1)){
+validate111.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate108.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate111.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8935,23 +9134,23 @@ if(valid1){
 let data2 = data.limit;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate108.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 200 || isNaN(data2)){
-validate108.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate108.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats0.validate(data2))){
-validate108.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -8964,23 +9163,23 @@ var valid1 = _errs7 === errors;
 }
 }
 else {
-validate108.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate111.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate108.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate109;
-const schema131 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url"};
-const schema132 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+exports.mcp__upload_editor_media_from_url = validate112;
+const schema134 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url"};
+const schema135 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8994,14 +9193,14 @@ data.add_to_editor = false;
 }
 let missing0;
 if((data.url === undefined) && (missing0 = "url")){
-validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "url") || (key0 === "media_type")) || (key0 === "title")) || (key0 === "video_id")) || (key0 === "add_to_editor")) || (key0 === "placement"))){
-validate110.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate113.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9014,24 +9213,24 @@ if(errors === _errs2){
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 2048){
-validate110.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern74.test(data0)){
-validate110.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data0))){
-validate110.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9046,11 +9245,11 @@ if(data.media_type !== undefined){
 let data1 = data.media_type;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate110.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data1 === "image") || (data1 === "video")) || (data1 === "audio")) || (data1 === "voice"))){
-validate110.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"}];
+validate113.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -9065,18 +9264,18 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(func2(data2) > 200){
-validate110.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate113.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data2)){
-validate110.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9090,23 +9289,23 @@ if(data.video_id !== undefined){
 let data3 = data.video_id;
 const _errs10 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate110.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate110.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate110.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data3))){
-validate110.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -9121,7 +9320,7 @@ var valid0 = true;
 if(valid0){
 const _errs12 = errors;
 if(typeof data.add_to_editor !== "boolean"){
-validate110.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate113.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -9146,33 +9345,33 @@ var valid0 = true;
 }
 }
 else {
-validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate110.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate110(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
-validate109.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

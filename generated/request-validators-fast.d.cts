@@ -11,6 +11,7 @@ declare const validators: {
   "addEditorMedia": ValidateFunction;
   "exportEditorVideo": ValidateFunction;
   "uploadEditorMedia": ValidateFunction;
+  "createWebhookEndpoint": ValidateFunction;
   "mcp__get_workspace": ValidateFunction;
   "mcp__list_social_accounts": ValidateFunction;
   "mcp__publish_media_to_social": ValidateFunction;

@@ -2542,8 +2542,8 @@ validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 exports.listModels__400 = validate31;
 const schema41 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listModels__400"};
 const schema42 = {"type":"object","description":"The error envelope of every non-2xx response. `retryable` is true exactly for 429 and 5xx.","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","message","retryable","context"],"properties":{"code":{"type":"string","description":"Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; method_not_allowed 405 (the path exists but not with this method; the Allow header lists its methods); request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.","enum":["unauthorized","invalid_api_key","forbidden","payment_required","insufficient_credits","bad_request","idempotency_conflict","conflict","rate_limited","not_found","method_not_allowed","server_error","not_implemented","payload_too_large","unsupported_media_type","request_timeout","service_unavailable"]},"message":{"type":"string","description":"Human-readable explanation, safe to show to the user.","maxLength":2000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"retryable":{"type":"boolean","description":"True exactly for 429 and 5xx; retry those with backoff and the same idempotency key."},"context":{"$ref":"https://media-api.local/components#/$defs/ErrorContext"}}}}};
-const schema43 = {"type":"object","description":"Details of the error. Always an object (possibly empty). The keys below are the known ones; other keys may appear and must be tolerated. Every not_found carries the same shape: `resource` (what was not found) and `field` (where its id was sent, e.g. `path.id`, `path.export_id`, `body.brand_kit_id`; `path` for a path with no operation). Strings from the request (field names, values) never appear with control characters: each is replaced by its escape (`\\u001f`).","additionalProperties":true,"maxProperties":50,"properties":{"errors":{"type":"array","description":"bad_request only; one entry per failing field, at most 100 (when more fields fail, the message says how many were left out).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/FieldError"}},"field":{"type":"string","description":"The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"resource":{"type":"string","description":"not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).","enum":["generation","slideshow","video","editor_video","editor_media","editor_item","editor_track","brand_kit","avatar","voice","reference_inspiration","template","preset","model","variant","sound_effect","editor_export","route","workspace","media"]},"operation_index":{"type":"integer","format":"int32","description":"Editor edits only; the 0-based index of the failing operation.","minimum":0,"maximum":99},"current_version":{"type":"integer","format":"int64","description":"Editor edits only; the project's version when `expected_version` did not match.","minimum":1,"maximum":9007199254740991},"credits_required":{"type":"integer","format":"int64","description":"insufficient_credits only; the price of the request.","minimum":0,"maximum":1000000000},"credits_available":{"type":"integer","format":"int64","description":"insufficient_credits only; the workspace's balance.","minimum":0,"maximum":1000000000},"scope":{"type":"string","description":"forbidden only; a scope that would grant access.","enum":["generations:read","generations:write","social:read","social:write"]},"required_scopes":{"type":"array","description":"forbidden only; every scope that would grant access (any one suffices).","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"granted_scopes":{"type":"array","description":"forbidden only; the scopes the presented key or token has.","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"retry_after_seconds":{"type":"integer","format":"int32","description":"rate_limited only; same as the Retry-After header.","minimum":0,"maximum":86400},"limit_bytes":{"type":"integer","format":"int64","description":"payload_too_large only; the size limit in bytes.","minimum":0,"maximum":9007199254740991},"limit_pixels":{"type":"integer","format":"int64","description":"bad_request of an image or video whose frame is too large: the most pixels (width × height) accepted.","minimum":0,"maximum":9007199254740991},"limit_dimension":{"type":"integer","format":"int32","description":"bad_request of an image or video whose frame is too large; the most pixels per side.","minimum":0,"maximum":2147483647},"quota_seconds":{"type":"number","description":"rate_limited of an export; the workspace's export quota in seconds of output per 24 hours.","minimum":0,"maximum":9007199254740991},"used_seconds":{"type":"number","description":"rate_limited of an export; seconds of the quota used in the last 24 hours.","minimum":0,"maximum":9007199254740991},"content_type":{"type":"string","description":"unsupported_media_type only; the Content-Type that was sent.","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"supported_content_types":{"type":"array","description":"unsupported_media_type only; the accepted content types.","maxItems":10,"items":{"type":"string","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"}},"operation_id":{"type":"string","description":"not_implemented only; the operation that is not available yet.","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9]*$"}}};
-const schema44 = {"type":"object","description":"One failing field of a bad_request.","additionalProperties":false,"required":["field","message"],"properties":{"field":{"type":"string","description":"`<location>.<path>` of the field, e.g. `body.prompt`, `query.limit`, `body.operations[2].item_id`.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"message":{"type":"string","description":"Why the field is invalid.","maxLength":1000,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema43 = {"type":"object","description":"Details of the error. Always an object (possibly empty). The keys below are the known ones; other keys may appear and must be tolerated. Every not_found carries the same shape: `resource` (what was not found) and `field` (where its id was sent, e.g. `path.id`, `path.export_id`, `body.brand_kit_id`; `path` for a path with no operation). Strings from the request (field names, values) never appear with control characters: each is replaced by its escape (`\\u001f`).","additionalProperties":true,"maxProperties":50,"properties":{"errors":{"type":"array","description":"bad_request only; one entry per failing field, at most 100 (when more fields fail, the message says how many were left out).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/FieldError"}},"field":{"type":"string","description":"The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`. In an MCP tool result it is the tool's argument name instead (`prompt`, `id`, `idempotency_key`).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"resource":{"type":"string","description":"not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).","enum":["generation","slideshow","video","editor_video","editor_media","editor_item","editor_track","brand_kit","avatar","voice","reference_inspiration","template","preset","model","variant","sound_effect","editor_export","route","workspace","media","webhook_endpoint"]},"operation_index":{"type":"integer","format":"int32","description":"Editor edits only; the 0-based index of the failing operation.","minimum":0,"maximum":99},"current_version":{"type":"integer","format":"int64","description":"Editor edits only; the project's version when `expected_version` did not match.","minimum":1,"maximum":9007199254740991},"credits_required":{"type":"integer","format":"int64","description":"insufficient_credits only; the price of the request.","minimum":0,"maximum":1000000000},"credits_available":{"type":"integer","format":"int64","description":"insufficient_credits only; the workspace's balance.","minimum":0,"maximum":1000000000},"scope":{"type":"string","description":"forbidden only; a scope that would grant access.","enum":["generations:read","generations:write","social:read","social:write"]},"required_scopes":{"type":"array","description":"forbidden only; every scope that would grant access (any one suffices).","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"granted_scopes":{"type":"array","description":"forbidden only; the scopes the presented key or token has.","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"retry_after_seconds":{"type":"integer","format":"int32","description":"rate_limited only; same as the Retry-After header.","minimum":0,"maximum":86400},"limit_bytes":{"type":"integer","format":"int64","description":"payload_too_large only; the size limit in bytes.","minimum":0,"maximum":9007199254740991},"limit_pixels":{"type":"integer","format":"int64","description":"bad_request of an image or video whose frame is too large: the most pixels (width × height) accepted.","minimum":0,"maximum":9007199254740991},"limit_dimension":{"type":"integer","format":"int32","description":"bad_request of an image or video whose frame is too large; the most pixels per side.","minimum":0,"maximum":2147483647},"quota_seconds":{"type":"number","description":"rate_limited of an export; the workspace's export quota in seconds of output per 24 hours.","minimum":0,"maximum":9007199254740991},"used_seconds":{"type":"number","description":"rate_limited of an export; seconds of the quota used in the last 24 hours.","minimum":0,"maximum":9007199254740991},"content_type":{"type":"string","description":"unsupported_media_type only; the Content-Type that was sent.","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"supported_content_types":{"type":"array","description":"unsupported_media_type only; the accepted content types.","maxItems":10,"items":{"type":"string","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"}},"operation_id":{"type":"string","description":"not_implemented only; the operation that is not available yet.","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9]*$"}}};
+const schema44 = {"type":"object","description":"One failing field of a bad_request.","additionalProperties":false,"required":["field","message"],"properties":{"field":{"type":"string","description":"`<location>.<path>` of the field, e.g. `body.prompt`, `query.limit`, `body.operations[2].item_id`. In an MCP tool result the field is named as the tool's argument instead: `prompt`, `limit`, `operations[2].item_id`, `idempotency_key`.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"message":{"type":"string","description":"Why the field is invalid.","maxLength":1000,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 const schema45 = {"type":"string","description":"An access scope.","enum":["generations:read","generations:write","social:read","social:write"]};
 const pattern34 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
 const pattern35 = new RegExp("^[A-Za-z][A-Za-z0-9]*$", "u");
@@ -2759,7 +2759,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!((((((((((((((((((((data5 === "generation") || (data5 === "slideshow")) || (data5 === "video")) || (data5 === "editor_video")) || (data5 === "editor_media")) || (data5 === "editor_item")) || (data5 === "editor_track")) || (data5 === "brand_kit")) || (data5 === "avatar")) || (data5 === "voice")) || (data5 === "reference_inspiration")) || (data5 === "template")) || (data5 === "preset")) || (data5 === "model")) || (data5 === "variant")) || (data5 === "sound_effect")) || (data5 === "editor_export")) || (data5 === "route")) || (data5 === "workspace")) || (data5 === "media"))){
+if(!(((((((((((((((((((((data5 === "generation") || (data5 === "slideshow")) || (data5 === "video")) || (data5 === "editor_video")) || (data5 === "editor_media")) || (data5 === "editor_item")) || (data5 === "editor_track")) || (data5 === "brand_kit")) || (data5 === "avatar")) || (data5 === "voice")) || (data5 === "reference_inspiration")) || (data5 === "template")) || (data5 === "preset")) || (data5 === "model")) || (data5 === "variant")) || (data5 === "sound_effect")) || (data5 === "editor_export")) || (data5 === "route")) || (data5 === "workspace")) || (data5 === "media")) || (data5 === "webhook_endpoint"))){
 const err17 = {instancePath:instancePath+"/resource",schemaPath:"#/properties/resource/enum",keyword:"enum",params:{allowedValues: schema43.properties.resource.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
@@ -64888,15 +64888,13 @@ return errors === 0;
 }
 validate896.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__200 = validate900;
-const schema538 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
-const schema539 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
+exports.uploadEditorMediaFile__200 = validate900;
+const schema538 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMediaFile__200"};
 
-function validate900(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__200" */;
+function validate901(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate900.evaluated;
+const evaluated0 = validate901.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -64904,8 +64902,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status === undefined){
-const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -64914,9 +64912,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "status")){
-const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.media === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media"},message:"must have required property '"+"media"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -64925,11 +64922,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.editor_item === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "editor_item"},message:"must have required property '"+"editor_item"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -64938,8 +64932,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!(data0 === "ok")){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema539.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.video_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -64948,94 +64942,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.version === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
-}
-errors++;
-}
-validate900.errors = vErrors;
-return errors === 0;
-}
-validate900.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getHealth__400 = validate901;
-const schema540 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
-
-function validate902(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate902.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
 }
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(!(((((key0 === "object") || (key0 === "media")) || (key0 === "editor_item")) || (key0 === "video_id")) || (key0 === "version"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -65044,9 +64963,11 @@ vErrors.push(err5);
 }
 errors++;
 }
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -65055,11 +64976,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("editor_media_upload" !== data0){
+const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_upload"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -65068,8 +64986,31 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.media !== undefined){
+if(!(validate824(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate824.errors : vErrors.concat(validate824.errors);
+errors = vErrors.length;
+}
+}
+if(data.editor_item !== undefined){
+let data2 = data.editor_item;
+const _errs6 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs7 = errors;
+if(!(validate448(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs7 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs8 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -65078,12 +65019,19 @@ vErrors.push(err8);
 }
 errors++;
 }
+var _valid0 = _errs8 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
 }
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err9 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -65092,8 +65040,22 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.video_id !== undefined){
+let data3 = data.video_id;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
+const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema517.properties.video_id.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -65102,9 +65064,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -65113,10 +65075,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data3 < 1 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -65125,16 +65085,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats18.validate(data3))){
+const err13 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -65145,8 +65097,10 @@ errors++;
 }
 }
 }
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.version !== undefined){
+let data4 = data.version;
+if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema517.properties.version.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -65155,34 +65109,78 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate902.errors = vErrors;
-return errors === 0;
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err15];
 }
-validate902.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate901(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__400" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate901.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
+else {
+vErrors.push(err15);
 }
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
+errors++;
 }
-if(!(validate902(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate902.errors : vErrors.concat(validate902.errors);
-errors = vErrors.length;
+if(data4 < 1 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
 }
 validate901.errors = vErrors;
 return errors === 0;
 }
 validate901.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__429 = validate905;
-const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
+
+function validate900(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate900.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate901(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate901.errors : vErrors.concat(validate901.errors);
+errors = vErrors.length;
+}
+validate900.errors = vErrors;
+return errors === 0;
+}
+validate900.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__400 = validate905;
+const schema540 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__400"};
 
 function validate906(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65378,7 +65376,7 @@ validate906.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate905(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__429" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate905.evaluated;
@@ -65397,8 +65395,8 @@ return errors === 0;
 }
 validate905.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__500 = validate909;
-const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
+exports.uploadEditorMediaFile__401 = validate909;
+const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__401"};
 
 function validate910(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65594,7 +65592,7 @@ validate910.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate909(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__500" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate909.evaluated;
@@ -65613,15 +65611,13663 @@ return errors === 0;
 }
 validate909.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__200 = validate913;
-const schema546 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
-const schema547 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
-const schema548 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
+exports.uploadEditorMediaFile__402 = validate913;
+const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__402"};
 
 function validate914(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate914.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate914.errors = vErrors;
+return errors === 0;
+}
+validate914.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate913(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__402" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate913.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate914(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate914.errors : vErrors.concat(validate914.errors);
+errors = vErrors.length;
+}
+validate913.errors = vErrors;
+return errors === 0;
+}
+validate913.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__403 = validate917;
+const schema546 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__403"};
+
+function validate918(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate918.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate918.errors = vErrors;
+return errors === 0;
+}
+validate918.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate917(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__403" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate917.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate918(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate918.errors : vErrors.concat(validate918.errors);
+errors = vErrors.length;
+}
+validate917.errors = vErrors;
+return errors === 0;
+}
+validate917.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__404 = validate921;
+const schema548 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__404"};
+
+function validate922(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate922.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate922.errors = vErrors;
+return errors === 0;
+}
+validate922.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate921(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__404" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate921.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate922(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate922.errors : vErrors.concat(validate922.errors);
+errors = vErrors.length;
+}
+validate921.errors = vErrors;
+return errors === 0;
+}
+validate921.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__413 = validate925;
+const schema550 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__413"};
+
+function validate926(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate926.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate926.errors = vErrors;
+return errors === 0;
+}
+validate926.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate925(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__413" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate925.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate926(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate926.errors : vErrors.concat(validate926.errors);
+errors = vErrors.length;
+}
+validate925.errors = vErrors;
+return errors === 0;
+}
+validate925.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__415 = validate929;
+const schema552 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__415"};
+
+function validate930(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate930.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate930.errors = vErrors;
+return errors === 0;
+}
+validate930.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate929(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__415" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate929.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate930(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate930.errors : vErrors.concat(validate930.errors);
+errors = vErrors.length;
+}
+validate929.errors = vErrors;
+return errors === 0;
+}
+validate929.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__429 = validate933;
+const schema554 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__429"};
+
+function validate934(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate934.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate934.errors = vErrors;
+return errors === 0;
+}
+validate934.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate933(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__429" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate933.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate934(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate934.errors : vErrors.concat(validate934.errors);
+errors = vErrors.length;
+}
+validate933.errors = vErrors;
+return errors === 0;
+}
+validate933.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__500 = validate937;
+const schema556 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__500"};
+
+function validate938(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate938.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate938.errors = vErrors;
+return errors === 0;
+}
+validate938.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate937(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__500" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate937.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate938(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate938.errors : vErrors.concat(validate938.errors);
+errors = vErrors.length;
+}
+validate937.errors = vErrors;
+return errors === 0;
+}
+validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__503 = validate941;
+const schema558 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__503"};
+
+function validate942(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate942.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate942.errors = vErrors;
+return errors === 0;
+}
+validate942.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate941(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__503" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate941.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate942(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate942.errors : vErrors.concat(validate942.errors);
+errors = vErrors.length;
+}
+validate941.errors = vErrors;
+return errors === 0;
+}
+validate941.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__200 = validate945;
+const schema560 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointList","$id":"https://media-api.local/components/response/listWebhookEndpoints__200"};
+const schema561 = {"type":"object","description":"The workspace's webhook endpoints, newest first (at most 10, so one page).","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEndpoint"}}}};
+const schema562 = {"type":"object","description":"An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day.","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"The public HTTPS URL events are POSTed to.","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types sent to this endpoint.","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema563 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
+
+function validate947(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate947.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.url === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.description === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.event_types === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "event_types"},message:"must have required property '"+"event_types"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.updated_at === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "object") || (key0 === "id")) || (key0 === "url")) || (key0 === "description")) || (key0 === "event_types")) || (key0 === "created_at")) || (key0 === "updated_at"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err8 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if("webhook_endpoint" !== data0){
+const err9 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "webhook_endpoint"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(formats66.test(data1))){
+const err11 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.url !== undefined){
+let data2 = data.url;
+if(typeof data2 === "string"){
+if(func1(data2) > 2048){
+const err13 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!(formats0(data2))){
+const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data3 = data.description;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err16 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema562.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 500){
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!pattern5.test(data3)){
+const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+if(data.event_types !== undefined){
+let data4 = data.event_types;
+if(Array.isArray(data4)){
+if(data4.length > 10){
+const err19 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data4.length < 1){
+const err20 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 !== "string"){
+const err21 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
+const err22 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema563.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+let i1 = data4.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data4[i1], data4[j0])){
+const err23 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data6 = data.created_at;
+if(typeof data6 === "string"){
+if(func1(data6) > 40){
+const err25 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(!(formats46.validate(data6))){
+const err26 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data7 = data.updated_at;
+if(typeof data7 === "string"){
+if(func1(data7) > 40){
+const err28 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(!(formats46.validate(data7))){
+const err29 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+validate947.errors = vErrors;
+return errors === 0;
+}
+validate947.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate946(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate946.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "object") || (key0 === "data"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err3 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if("list" !== data0){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+if(data1.length > 10){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate947(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate947.errors : vErrors.concat(validate947.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate946.errors = vErrors;
+return errors === 0;
+}
+validate946.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate945(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate945.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate946(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate946.errors : vErrors.concat(validate946.errors);
+errors = vErrors.length;
+}
+validate945.errors = vErrors;
+return errors === 0;
+}
+validate945.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__400 = validate950;
+const schema564 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__400"};
+
+function validate951(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate951.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate951.errors = vErrors;
+return errors === 0;
+}
+validate951.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate950(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate950.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate951(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate951.errors : vErrors.concat(validate951.errors);
+errors = vErrors.length;
+}
+validate950.errors = vErrors;
+return errors === 0;
+}
+validate950.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__401 = validate954;
+const schema566 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__401"};
+
+function validate955(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate955.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate955.errors = vErrors;
+return errors === 0;
+}
+validate955.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate954(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__401" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate954.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate955(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate955.errors : vErrors.concat(validate955.errors);
+errors = vErrors.length;
+}
+validate954.errors = vErrors;
+return errors === 0;
+}
+validate954.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__402 = validate958;
+const schema568 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__402"};
+
+function validate959(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate959.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate959.errors = vErrors;
+return errors === 0;
+}
+validate959.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate958(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__402" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate958.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate959(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate959.errors : vErrors.concat(validate959.errors);
+errors = vErrors.length;
+}
+validate958.errors = vErrors;
+return errors === 0;
+}
+validate958.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__403 = validate962;
+const schema570 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__403"};
+
+function validate963(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate963.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate963.errors = vErrors;
+return errors === 0;
+}
+validate963.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate962(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__403" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate962.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate963(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate963.errors : vErrors.concat(validate963.errors);
+errors = vErrors.length;
+}
+validate962.errors = vErrors;
+return errors === 0;
+}
+validate962.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__429 = validate966;
+const schema572 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__429"};
+
+function validate967(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate967.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate967.errors = vErrors;
+return errors === 0;
+}
+validate967.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate966(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__429" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate966.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate967(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate967.errors : vErrors.concat(validate967.errors);
+errors = vErrors.length;
+}
+validate966.errors = vErrors;
+return errors === 0;
+}
+validate966.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__500 = validate970;
+const schema574 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__500"};
+
+function validate971(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate971.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate971.errors = vErrors;
+return errors === 0;
+}
+validate971.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate970(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__500" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate970.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate971(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate971.errors : vErrors.concat(validate971.errors);
+errors = vErrors.length;
+}
+validate970.errors = vErrors;
+return errors === 0;
+}
+validate970.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__503 = validate974;
+const schema576 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__503"};
+
+function validate975(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate975.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate975.errors = vErrors;
+return errors === 0;
+}
+validate975.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate974(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__503" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate974.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate975(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate975.errors : vErrors.concat(validate975.errors);
+errors = vErrors.length;
+}
+validate974.errors = vErrors;
+return errors === 0;
+}
+validate974.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__200 = validate978;
+const schema578 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/createWebhookEndpoint__200"};
+const schema579 = {"description":"An endpoint with its signing secret, shown only when created or rotated.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","secret"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"secret":{"type":"string","description":"The signing secret (`whsec_` + base64 of 32 random bytes), as Standard Webhooks libraries take it (`new Webhook(secret).verify(body, headers)`). Shown only in this response; rotate it if it is lost.","minLength":10,"maxLength":100,"pattern":"^whsec_[A-Za-z0-9+/=]+$"}}};
+const pattern316 = new RegExp("^whsec_[A-Za-z0-9+/=]+$", "u");
+
+function validate979(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate979.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.url === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.description === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.event_types === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "event_types"},message:"must have required property '"+"event_types"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.updated_at === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.secret === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "object") || (key0 === "id")) || (key0 === "url")) || (key0 === "description")) || (key0 === "event_types")) || (key0 === "created_at")) || (key0 === "updated_at")) || (key0 === "secret"))){
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err9 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if("webhook_endpoint" !== data0){
+const err10 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "webhook_endpoint"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err11 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats66.test(data1))){
+const err12 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.url !== undefined){
+let data2 = data.url;
+if(typeof data2 === "string"){
+if(func1(data2) > 2048){
+const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!(formats0(data2))){
+const err15 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data3 = data.description;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema579.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 500){
+const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!pattern5.test(data3)){
+const err19 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data.event_types !== undefined){
+let data4 = data.event_types;
+if(Array.isArray(data4)){
+if(data4.length > 10){
+const err20 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data4.length < 1){
+const err21 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 !== "string"){
+const err22 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema563.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+let i1 = data4.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data4[i1], data4[j0])){
+const err24 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data6 = data.created_at;
+if(typeof data6 === "string"){
+if(func1(data6) > 40){
+const err26 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!(formats46.validate(data6))){
+const err27 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data7 = data.updated_at;
+if(typeof data7 === "string"){
+if(func1(data7) > 40){
+const err29 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(!(formats46.validate(data7))){
+const err30 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.secret !== undefined){
+let data8 = data.secret;
+if(typeof data8 === "string"){
+if(func1(data8) > 100){
+const err32 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(func1(data8) < 10){
+const err33 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/minLength",keyword:"minLength",params:{limit: 10},message:"must NOT have fewer than 10 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!pattern316.test(data8)){
+const err34 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_[A-Za-z0-9+/=]+$"},message:"must match pattern \""+"^whsec_[A-Za-z0-9+/=]+$"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+validate979.errors = vErrors;
+return errors === 0;
+}
+validate979.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate978(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate978.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate979(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate979.errors : vErrors.concat(validate979.errors);
+errors = vErrors.length;
+}
+validate978.errors = vErrors;
+return errors === 0;
+}
+validate978.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__400 = validate981;
+const schema581 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__400"};
+
+function validate982(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate982.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate982.errors = vErrors;
+return errors === 0;
+}
+validate982.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate981(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate981.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate982(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate982.errors : vErrors.concat(validate982.errors);
+errors = vErrors.length;
+}
+validate981.errors = vErrors;
+return errors === 0;
+}
+validate981.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__401 = validate985;
+const schema583 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__401"};
+
+function validate986(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate986.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate986.errors = vErrors;
+return errors === 0;
+}
+validate986.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate985(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__401" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate985.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate986(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate986.errors : vErrors.concat(validate986.errors);
+errors = vErrors.length;
+}
+validate985.errors = vErrors;
+return errors === 0;
+}
+validate985.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__402 = validate989;
+const schema585 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__402"};
+
+function validate990(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate990.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate990.errors = vErrors;
+return errors === 0;
+}
+validate990.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate989(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__402" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate989.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate990(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate990.errors : vErrors.concat(validate990.errors);
+errors = vErrors.length;
+}
+validate989.errors = vErrors;
+return errors === 0;
+}
+validate989.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__403 = validate993;
+const schema587 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__403"};
+
+function validate994(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate994.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate994.errors = vErrors;
+return errors === 0;
+}
+validate994.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate993(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__403" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate993.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate994(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate994.errors : vErrors.concat(validate994.errors);
+errors = vErrors.length;
+}
+validate993.errors = vErrors;
+return errors === 0;
+}
+validate993.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__413 = validate997;
+const schema589 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__413"};
+
+function validate998(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate998.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate998.errors = vErrors;
+return errors === 0;
+}
+validate998.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate997(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__413" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate997.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate998(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate998.errors : vErrors.concat(validate998.errors);
+errors = vErrors.length;
+}
+validate997.errors = vErrors;
+return errors === 0;
+}
+validate997.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__415 = validate1001;
+const schema591 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__415"};
+
+function validate1002(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1002.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1002.errors = vErrors;
+return errors === 0;
+}
+validate1002.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1001(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__415" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1001.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1002(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1002.errors : vErrors.concat(validate1002.errors);
+errors = vErrors.length;
+}
+validate1001.errors = vErrors;
+return errors === 0;
+}
+validate1001.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__429 = validate1005;
+const schema593 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__429"};
+
+function validate1006(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1006.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1006.errors = vErrors;
+return errors === 0;
+}
+validate1006.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1005(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__429" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1005.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1006(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1006.errors : vErrors.concat(validate1006.errors);
+errors = vErrors.length;
+}
+validate1005.errors = vErrors;
+return errors === 0;
+}
+validate1005.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__500 = validate1009;
+const schema595 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__500"};
+
+function validate1010(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1010.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1010.errors = vErrors;
+return errors === 0;
+}
+validate1010.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1009(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__500" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1009.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1010(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1010.errors : vErrors.concat(validate1010.errors);
+errors = vErrors.length;
+}
+validate1009.errors = vErrors;
+return errors === 0;
+}
+validate1009.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__503 = validate1013;
+const schema597 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__503"};
+
+function validate1014(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1014.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1014.errors = vErrors;
+return errors === 0;
+}
+validate1014.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1013(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__503" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1013.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1014(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1014.errors : vErrors.concat(validate1014.errors);
+errors = vErrors.length;
+}
+validate1013.errors = vErrors;
+return errors === 0;
+}
+validate1013.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__200 = validate1017;
+const schema599 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDetail","$id":"https://media-api.local/components/response/getWebhookEndpoint__200"};
+const schema600 = {"description":"An endpoint (without its secret) and its most recent deliveries.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","recent_deliveries"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"recent_deliveries":{"type":"array","description":"The 20 most recent deliveries to this endpoint, newest first.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookDelivery"}}}};
+const schema602 = {"type":"object","description":"One event sent (or being sent) to one endpoint.","additionalProperties":false,"required":["event_id","event_type","status","attempts","last_response_status","last_error","last_attempt_at","next_attempt_at","delivered_at","created_at"],"properties":{"event_id":{"type":"string","format":"uuid","description":"The event id, sent as `webhook-id` on every attempt.","maxLength":36},"event_type":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"},"status":{"type":"string","description":"pending (being retried), delivered (a 2xx was received) or failed (given up after the last retry, or the URL was refused).","enum":["pending","delivered","failed"]},"attempts":{"type":"integer","format":"int32","minimum":0,"maximum":1000},"last_response_status":{"type":["integer","null"],"format":"int32","description":"The HTTP status of the last attempt; null when there was no answer (timeout, connection refused, address refused).","minimum":100,"maximum":599},"last_error":{"type":["string","null"],"description":"Why the last attempt failed.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"last_attempt_at":{"type":["string","null"],"format":"date-time","maxLength":40},"next_attempt_at":{"type":["string","null"],"format":"date-time","description":"When the next attempt is due (pending only).","maxLength":40},"delivered_at":{"type":["string","null"],"format":"date-time","maxLength":40},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+
+function validate1019(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1019.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.event_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "event_id"},message:"must have required property '"+"event_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.event_type === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "event_type"},message:"must have required property '"+"event_type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.status === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.attempts === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.last_response_status === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_response_status"},message:"must have required property '"+"last_response_status"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.last_error === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_error"},message:"must have required property '"+"last_error"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.last_attempt_at === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_attempt_at"},message:"must have required property '"+"last_attempt_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.next_attempt_at === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_attempt_at"},message:"must have required property '"+"next_attempt_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.delivered_at === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delivered_at"},message:"must have required property '"+"delivered_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func10.call(schema602.properties, key0))){
+const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.event_id !== undefined){
+let data0 = data.event_id;
+if(typeof data0 === "string"){
+if(func1(data0) > 36){
+const err11 = {instancePath:instancePath+"/event_id",schemaPath:"#/properties/event_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats66.test(data0))){
+const err12 = {instancePath:instancePath+"/event_id",schemaPath:"#/properties/event_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/event_id",schemaPath:"#/properties/event_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.event_type !== undefined){
+let data1 = data.event_type;
+if(typeof data1 !== "string"){
+const err14 = {instancePath:instancePath+"/event_type",schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!((((((((((data1 === "generation.completed") || (data1 === "generation.failed")) || (data1 === "slideshow.completed")) || (data1 === "slideshow.failed")) || (data1 === "faceless_video.completed")) || (data1 === "faceless_video.failed")) || (data1 === "export.completed")) || (data1 === "export.failed")) || (data1 === "publication.completed")) || (data1 === "publication.failed"))){
+const err15 = {instancePath:instancePath+"/event_type",schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema563.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!(((data2 === "pending") || (data2 === "delivered")) || (data2 === "failed"))){
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema602.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.attempts !== undefined){
+let data3 = data.attempts;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err18 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 1000 || isNaN(data3)){
+const err19 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err20 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!(formats6.validate(data3))){
+const err21 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data.last_response_status !== undefined){
+let data4 = data.last_response_status;
+if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
+const err22 = {instancePath:instancePath+"/last_response_status",schemaPath:"#/properties/last_response_status/type",keyword:"type",params:{type: schema602.properties.last_response_status.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 599 || isNaN(data4)){
+const err23 = {instancePath:instancePath+"/last_response_status",schemaPath:"#/properties/last_response_status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data4 < 100 || isNaN(data4)){
+const err24 = {instancePath:instancePath+"/last_response_status",schemaPath:"#/properties/last_response_status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(!(formats6.validate(data4))){
+const err25 = {instancePath:instancePath+"/last_response_status",schemaPath:"#/properties/last_response_status/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+if(data.last_error !== undefined){
+let data5 = data.last_error;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err26 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema602.properties.last_error.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(typeof data5 === "string"){
+if(func1(data5) > 500){
+const err27 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(!pattern5.test(data5)){
+const err28 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+if(data.last_attempt_at !== undefined){
+let data6 = data.last_attempt_at;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err29 = {instancePath:instancePath+"/last_attempt_at",schemaPath:"#/properties/last_attempt_at/type",keyword:"type",params:{type: schema602.properties.last_attempt_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(typeof data6 === "string"){
+if(func1(data6) > 40){
+const err30 = {instancePath:instancePath+"/last_attempt_at",schemaPath:"#/properties/last_attempt_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(!(formats46.validate(data6))){
+const err31 = {instancePath:instancePath+"/last_attempt_at",schemaPath:"#/properties/last_attempt_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+if(data.next_attempt_at !== undefined){
+let data7 = data.next_attempt_at;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err32 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema602.properties.next_attempt_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(func1(data7) > 40){
+const err33 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!(formats46.validate(data7))){
+const err34 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+if(data.delivered_at !== undefined){
+let data8 = data.delivered_at;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err35 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema602.properties.delivered_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(typeof data8 === "string"){
+if(func1(data8) > 40){
+const err36 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(!(formats46.validate(data8))){
+const err37 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+if(data.created_at !== undefined){
+let data9 = data.created_at;
+if(typeof data9 === "string"){
+if(func1(data9) > 40){
+const err38 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(!(formats46.validate(data9))){
+const err39 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+validate1019.errors = vErrors;
+return errors === 0;
+}
+validate1019.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1018(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1018.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.url === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.description === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.event_types === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "event_types"},message:"must have required property '"+"event_types"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.updated_at === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.recent_deliveries === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "recent_deliveries"},message:"must have required property '"+"recent_deliveries"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "object") || (key0 === "id")) || (key0 === "url")) || (key0 === "description")) || (key0 === "event_types")) || (key0 === "created_at")) || (key0 === "updated_at")) || (key0 === "recent_deliveries"))){
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err9 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if("webhook_endpoint" !== data0){
+const err10 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "webhook_endpoint"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err11 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats66.test(data1))){
+const err12 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.url !== undefined){
+let data2 = data.url;
+if(typeof data2 === "string"){
+if(func1(data2) > 2048){
+const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!(formats0(data2))){
+const err15 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data3 = data.description;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema600.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 500){
+const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!pattern5.test(data3)){
+const err19 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data.event_types !== undefined){
+let data4 = data.event_types;
+if(Array.isArray(data4)){
+if(data4.length > 10){
+const err20 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data4.length < 1){
+const err21 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 !== "string"){
+const err22 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema563.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+let i1 = data4.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data4[i1], data4[j0])){
+const err24 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data6 = data.created_at;
+if(typeof data6 === "string"){
+if(func1(data6) > 40){
+const err26 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!(formats46.validate(data6))){
+const err27 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data7 = data.updated_at;
+if(typeof data7 === "string"){
+if(func1(data7) > 40){
+const err29 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(!(formats46.validate(data7))){
+const err30 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.recent_deliveries !== undefined){
+let data8 = data.recent_deliveries;
+if(Array.isArray(data8)){
+if(data8.length > 20){
+const err32 = {instancePath:instancePath+"/recent_deliveries",schemaPath:"#/properties/recent_deliveries/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+const len1 = data8.length;
+for(let i2=0; i2<len1; i2++){
+if(!(validate1019(data8[i2], {instancePath:instancePath+"/recent_deliveries/" + i2,parentData:data8,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1019.errors : vErrors.concat(validate1019.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/recent_deliveries",schemaPath:"#/properties/recent_deliveries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+validate1018.errors = vErrors;
+return errors === 0;
+}
+validate1018.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1017(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1017.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1018(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1018.errors : vErrors.concat(validate1018.errors);
+errors = vErrors.length;
+}
+validate1017.errors = vErrors;
+return errors === 0;
+}
+validate1017.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__400 = validate1022;
+const schema604 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__400"};
+
+function validate1023(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1023.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1023.errors = vErrors;
+return errors === 0;
+}
+validate1023.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1022(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1022.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1023(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1023.errors : vErrors.concat(validate1023.errors);
+errors = vErrors.length;
+}
+validate1022.errors = vErrors;
+return errors === 0;
+}
+validate1022.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__401 = validate1026;
+const schema606 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__401"};
+
+function validate1027(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1027.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1027.errors = vErrors;
+return errors === 0;
+}
+validate1027.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1026(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__401" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1026.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1027(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1027.errors : vErrors.concat(validate1027.errors);
+errors = vErrors.length;
+}
+validate1026.errors = vErrors;
+return errors === 0;
+}
+validate1026.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__402 = validate1030;
+const schema608 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__402"};
+
+function validate1031(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1031.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1031.errors = vErrors;
+return errors === 0;
+}
+validate1031.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1030(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__402" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1030.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1031(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1031.errors : vErrors.concat(validate1031.errors);
+errors = vErrors.length;
+}
+validate1030.errors = vErrors;
+return errors === 0;
+}
+validate1030.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__403 = validate1034;
+const schema610 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__403"};
+
+function validate1035(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1035.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1035.errors = vErrors;
+return errors === 0;
+}
+validate1035.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1034(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__403" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1034.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1035(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1035.errors : vErrors.concat(validate1035.errors);
+errors = vErrors.length;
+}
+validate1034.errors = vErrors;
+return errors === 0;
+}
+validate1034.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__404 = validate1038;
+const schema612 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__404"};
+
+function validate1039(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1039.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1039.errors = vErrors;
+return errors === 0;
+}
+validate1039.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1038(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__404" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1038.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1039(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1039.errors : vErrors.concat(validate1039.errors);
+errors = vErrors.length;
+}
+validate1038.errors = vErrors;
+return errors === 0;
+}
+validate1038.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__429 = validate1042;
+const schema614 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__429"};
+
+function validate1043(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1043.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1043.errors = vErrors;
+return errors === 0;
+}
+validate1043.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1042(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__429" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1042.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1043(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1043.errors : vErrors.concat(validate1043.errors);
+errors = vErrors.length;
+}
+validate1042.errors = vErrors;
+return errors === 0;
+}
+validate1042.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__500 = validate1046;
+const schema616 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__500"};
+
+function validate1047(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1047.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1047.errors = vErrors;
+return errors === 0;
+}
+validate1047.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1046(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__500" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1046.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1047(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1047.errors : vErrors.concat(validate1047.errors);
+errors = vErrors.length;
+}
+validate1046.errors = vErrors;
+return errors === 0;
+}
+validate1046.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__503 = validate1050;
+const schema618 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__503"};
+
+function validate1051(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1051.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1051.errors = vErrors;
+return errors === 0;
+}
+validate1051.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1050(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__503" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1050.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1051(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1051.errors : vErrors.concat(validate1051.errors);
+errors = vErrors.length;
+}
+validate1050.errors = vErrors;
+return errors === 0;
+}
+validate1050.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__200 = validate1054;
+const schema620 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDeleted","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__200"};
+const schema621 = {"type":"object","description":"A deleted webhook endpoint.","additionalProperties":false,"required":["object","id","deleted"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"deleted":{"type":"boolean","const":true}}};
+
+function validate1054(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1054.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.deleted === undefined){
+const err2 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/required",keyword:"required",params:{missingProperty: "deleted"},message:"must have required property '"+"deleted"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "object") || (key0 === "id")) || (key0 === "deleted"))){
+const err3 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if("webhook_endpoint" !== data0){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/object/const",keyword:"const",params:{allowedValue: "webhook_endpoint"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err6 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(formats66.test(data1))){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.deleted !== undefined){
+let data2 = data.deleted;
+if(typeof data2 !== "boolean"){
+const err9 = {instancePath:instancePath+"/deleted",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(true !== data2){
+const err10 = {instancePath:instancePath+"/deleted",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate1054.errors = vErrors;
+return errors === 0;
+}
+validate1054.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__400 = validate1055;
+const schema622 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__400"};
+
+function validate1056(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1056.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1056.errors = vErrors;
+return errors === 0;
+}
+validate1056.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1055(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1055.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1056(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1056.errors : vErrors.concat(validate1056.errors);
+errors = vErrors.length;
+}
+validate1055.errors = vErrors;
+return errors === 0;
+}
+validate1055.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__401 = validate1059;
+const schema624 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__401"};
+
+function validate1060(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1060.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1060.errors = vErrors;
+return errors === 0;
+}
+validate1060.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1059(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__401" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1059.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1060(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1060.errors : vErrors.concat(validate1060.errors);
+errors = vErrors.length;
+}
+validate1059.errors = vErrors;
+return errors === 0;
+}
+validate1059.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__402 = validate1063;
+const schema626 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__402"};
+
+function validate1064(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1064.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1064.errors = vErrors;
+return errors === 0;
+}
+validate1064.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1063(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__402" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1063.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1064(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1064.errors : vErrors.concat(validate1064.errors);
+errors = vErrors.length;
+}
+validate1063.errors = vErrors;
+return errors === 0;
+}
+validate1063.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__403 = validate1067;
+const schema628 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__403"};
+
+function validate1068(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1068.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1068.errors = vErrors;
+return errors === 0;
+}
+validate1068.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1067(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__403" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1067.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1068(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1068.errors : vErrors.concat(validate1068.errors);
+errors = vErrors.length;
+}
+validate1067.errors = vErrors;
+return errors === 0;
+}
+validate1067.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__404 = validate1071;
+const schema630 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__404"};
+
+function validate1072(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1072.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1072.errors = vErrors;
+return errors === 0;
+}
+validate1072.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1071(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__404" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1071.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1072(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1072.errors : vErrors.concat(validate1072.errors);
+errors = vErrors.length;
+}
+validate1071.errors = vErrors;
+return errors === 0;
+}
+validate1071.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__429 = validate1075;
+const schema632 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__429"};
+
+function validate1076(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1076.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1076.errors = vErrors;
+return errors === 0;
+}
+validate1076.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1075(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__429" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1075.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1076(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1076.errors : vErrors.concat(validate1076.errors);
+errors = vErrors.length;
+}
+validate1075.errors = vErrors;
+return errors === 0;
+}
+validate1075.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__500 = validate1079;
+const schema634 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__500"};
+
+function validate1080(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1080.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1080.errors = vErrors;
+return errors === 0;
+}
+validate1080.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1079(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__500" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1079.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1080(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1080.errors : vErrors.concat(validate1080.errors);
+errors = vErrors.length;
+}
+validate1079.errors = vErrors;
+return errors === 0;
+}
+validate1079.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__503 = validate1083;
+const schema636 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__503"};
+
+function validate1084(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1084.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1084.errors = vErrors;
+return errors === 0;
+}
+validate1084.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1083(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__503" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1083.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1084(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1084.errors : vErrors.concat(validate1084.errors);
+errors = vErrors.length;
+}
+validate1083.errors = vErrors;
+return errors === 0;
+}
+validate1083.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__200 = validate1087;
+const schema638 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__200"};
+
+function validate1088(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1088.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.url === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.description === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.event_types === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "event_types"},message:"must have required property '"+"event_types"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.updated_at === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.secret === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "object") || (key0 === "id")) || (key0 === "url")) || (key0 === "description")) || (key0 === "event_types")) || (key0 === "created_at")) || (key0 === "updated_at")) || (key0 === "secret"))){
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err9 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if("webhook_endpoint" !== data0){
+const err10 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "webhook_endpoint"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err11 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats66.test(data1))){
+const err12 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.url !== undefined){
+let data2 = data.url;
+if(typeof data2 === "string"){
+if(func1(data2) > 2048){
+const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!(formats0(data2))){
+const err15 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data3 = data.description;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema579.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 500){
+const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!pattern5.test(data3)){
+const err19 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data.event_types !== undefined){
+let data4 = data.event_types;
+if(Array.isArray(data4)){
+if(data4.length > 10){
+const err20 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data4.length < 1){
+const err21 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 !== "string"){
+const err22 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema563.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+let i1 = data4.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data4[i1], data4[j0])){
+const err24 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data6 = data.created_at;
+if(typeof data6 === "string"){
+if(func1(data6) > 40){
+const err26 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!(formats46.validate(data6))){
+const err27 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data7 = data.updated_at;
+if(typeof data7 === "string"){
+if(func1(data7) > 40){
+const err29 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(!(formats46.validate(data7))){
+const err30 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.secret !== undefined){
+let data8 = data.secret;
+if(typeof data8 === "string"){
+if(func1(data8) > 100){
+const err32 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(func1(data8) < 10){
+const err33 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/minLength",keyword:"minLength",params:{limit: 10},message:"must NOT have fewer than 10 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!pattern316.test(data8)){
+const err34 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_[A-Za-z0-9+/=]+$"},message:"must match pattern \""+"^whsec_[A-Za-z0-9+/=]+$"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+validate1088.errors = vErrors;
+return errors === 0;
+}
+validate1088.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1087(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1087.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1088(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1088.errors : vErrors.concat(validate1088.errors);
+errors = vErrors.length;
+}
+validate1087.errors = vErrors;
+return errors === 0;
+}
+validate1087.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__400 = validate1090;
+const schema641 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__400"};
+
+function validate1091(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1091.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1091.errors = vErrors;
+return errors === 0;
+}
+validate1091.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1090(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1090.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1091(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1091.errors : vErrors.concat(validate1091.errors);
+errors = vErrors.length;
+}
+validate1090.errors = vErrors;
+return errors === 0;
+}
+validate1090.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__401 = validate1094;
+const schema643 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__401"};
+
+function validate1095(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1095.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1095.errors = vErrors;
+return errors === 0;
+}
+validate1095.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1094(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__401" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1094.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1095(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1095.errors : vErrors.concat(validate1095.errors);
+errors = vErrors.length;
+}
+validate1094.errors = vErrors;
+return errors === 0;
+}
+validate1094.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__402 = validate1098;
+const schema645 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__402"};
+
+function validate1099(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1099.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1099.errors = vErrors;
+return errors === 0;
+}
+validate1099.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1098(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__402" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1098.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1099(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1099.errors : vErrors.concat(validate1099.errors);
+errors = vErrors.length;
+}
+validate1098.errors = vErrors;
+return errors === 0;
+}
+validate1098.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__403 = validate1102;
+const schema647 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__403"};
+
+function validate1103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1103.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1103.errors = vErrors;
+return errors === 0;
+}
+validate1103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__403" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1102.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1103(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1103.errors : vErrors.concat(validate1103.errors);
+errors = vErrors.length;
+}
+validate1102.errors = vErrors;
+return errors === 0;
+}
+validate1102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__404 = validate1106;
+const schema649 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__404"};
+
+function validate1107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1107.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1107.errors = vErrors;
+return errors === 0;
+}
+validate1107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__404" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1106.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1107(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1107.errors : vErrors.concat(validate1107.errors);
+errors = vErrors.length;
+}
+validate1106.errors = vErrors;
+return errors === 0;
+}
+validate1106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__429 = validate1110;
+const schema651 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__429"};
+
+function validate1111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1111.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1111.errors = vErrors;
+return errors === 0;
+}
+validate1111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__429" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1110.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1111(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1111.errors : vErrors.concat(validate1111.errors);
+errors = vErrors.length;
+}
+validate1110.errors = vErrors;
+return errors === 0;
+}
+validate1110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__500 = validate1114;
+const schema653 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__500"};
+
+function validate1115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1115.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1115.errors = vErrors;
+return errors === 0;
+}
+validate1115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__500" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1114.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1115(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1115.errors : vErrors.concat(validate1115.errors);
+errors = vErrors.length;
+}
+validate1114.errors = vErrors;
+return errors === 0;
+}
+validate1114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__503 = validate1118;
+const schema655 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__503"};
+
+function validate1119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1119.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1119.errors = vErrors;
+return errors === 0;
+}
+validate1119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__503" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1118.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1119(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1119.errors : vErrors.concat(validate1119.errors);
+errors = vErrors.length;
+}
+validate1118.errors = vErrors;
+return errors === 0;
+}
+validate1118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__200 = validate1122;
+const schema657 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
+const schema658 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
+
+function validate1122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1122.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "status")){
+const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!(data0 === "ok")){
+const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema658.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate1122.errors = vErrors;
+return errors === 0;
+}
+validate1122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__400 = validate1123;
+const schema659 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
+
+function validate1124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1124.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1124.errors = vErrors;
+return errors === 0;
+}
+validate1124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1123.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1124(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1124.errors : vErrors.concat(validate1124.errors);
+errors = vErrors.length;
+}
+validate1123.errors = vErrors;
+return errors === 0;
+}
+validate1123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__429 = validate1127;
+const schema661 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
+
+function validate1128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1128.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1128.errors = vErrors;
+return errors === 0;
+}
+validate1128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__429" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1127.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1128(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1128.errors : vErrors.concat(validate1128.errors);
+errors = vErrors.length;
+}
+validate1127.errors = vErrors;
+return errors === 0;
+}
+validate1127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__500 = validate1131;
+const schema663 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
+
+function validate1132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1132.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1132.errors = vErrors;
+return errors === 0;
+}
+validate1132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__500" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1131.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1132(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1132.errors : vErrors.concat(validate1132.errors);
+errors = vErrors.length;
+}
+validate1131.errors = vErrors;
+return errors === 0;
+}
+validate1131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__200 = validate1135;
+const schema665 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
+const schema666 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
+const schema667 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
+
+function validate1136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -65674,7 +79320,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(data0 === "ready")){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema547.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema666.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -65752,7 +79398,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data2 === "ok") || (data2 === "failing"))){
-const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema548.properties.database.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema667.properties.database.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -65775,7 +79421,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data3 === "ok") || (data3 === "failing"))){
-const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema548.properties.migrations.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema667.properties.migrations.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -65798,7 +79444,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((data4 === "ok") || (data4 === "failing"))){
-const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema548.properties.queue.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema667.properties.queue.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -65821,7 +79467,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data5 === "ok") || (data5 === "failing"))){
-const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema548.properties.accepting.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema667.properties.accepting.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -65854,39 +79500,39 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate914.errors = vErrors;
+validate1136.errors = vErrors;
 return errors === 0;
 }
-validate914.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate913(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getReadiness__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate913.evaluated;
+const evaluated0 = validate1135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate914(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate914.errors : vErrors.concat(validate914.errors);
+if(!(validate1136(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1136.errors : vErrors.concat(validate1136.errors);
 errors = vErrors.length;
 }
-validate913.errors = vErrors;
+validate1135.errors = vErrors;
 return errors === 0;
 }
-validate913.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__400 = validate916;
-const schema549 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
+exports.getReadiness__400 = validate1138;
+const schema668 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
 
-function validate917(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate917.evaluated;
+const evaluated0 = validate1139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -66070,39 +79716,39 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate917.errors = vErrors;
+validate1139.errors = vErrors;
 return errors === 0;
 }
-validate917.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate916(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getReadiness__400" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate916.evaluated;
+const evaluated0 = validate1138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate917(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate917.errors : vErrors.concat(validate917.errors);
+if(!(validate1139(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1139.errors : vErrors.concat(validate1139.errors);
 errors = vErrors.length;
 }
-validate916.errors = vErrors;
+validate1138.errors = vErrors;
 return errors === 0;
 }
-validate916.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__429 = validate920;
-const schema551 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
+exports.getReadiness__429 = validate1142;
+const schema670 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
 
-function validate921(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate921.evaluated;
+const evaluated0 = validate1143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -66286,39 +79932,39 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate921.errors = vErrors;
+validate1143.errors = vErrors;
 return errors === 0;
 }
-validate921.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate920(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getReadiness__429" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate920.evaluated;
+const evaluated0 = validate1142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate921(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate921.errors : vErrors.concat(validate921.errors);
+if(!(validate1143(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1143.errors : vErrors.concat(validate1143.errors);
 errors = vErrors.length;
 }
-validate920.errors = vErrors;
+validate1142.errors = vErrors;
 return errors === 0;
 }
-validate920.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__500 = validate924;
-const schema553 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
+exports.getReadiness__500 = validate1146;
+const schema672 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
 
-function validate925(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate925.evaluated;
+const evaluated0 = validate1147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -66502,39 +80148,39 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate925.errors = vErrors;
+validate1147.errors = vErrors;
 return errors === 0;
 }
-validate925.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate924(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getReadiness__500" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate924.evaluated;
+const evaluated0 = validate1146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate925(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate925.errors : vErrors.concat(validate925.errors);
+if(!(validate1147(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1147.errors : vErrors.concat(validate1147.errors);
 errors = vErrors.length;
 }
-validate924.errors = vErrors;
+validate1146.errors = vErrors;
 return errors === 0;
 }
-validate924.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__503 = validate928;
-const schema555 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
+exports.getReadiness__503 = validate1150;
+const schema674 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
 
-function validate929(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate929.evaluated;
+const evaluated0 = validate1151.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -66718,39 +80364,39 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate929.errors = vErrors;
+validate1151.errors = vErrors;
 return errors === 0;
 }
-validate929.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate928(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getReadiness__503" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate928.evaluated;
+const evaluated0 = validate1150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate929(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate929.errors : vErrors.concat(validate929.errors);
+if(!(validate1151(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1151.errors : vErrors.concat(validate1151.errors);
 errors = vErrors.length;
 }
-validate928.errors = vErrors;
+validate1150.errors = vErrors;
 return errors === 0;
 }
-validate928.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ErrorResponse = validate932;
-const schema557 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
+exports.ErrorResponse = validate1154;
+const schema676 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
 
-function validate933(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate933.evaluated;
+const evaluated0 = validate1155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -66934,40 +80580,40 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate933.errors = vErrors;
+validate1155.errors = vErrors;
 return errors === 0;
 }
-validate933.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate932(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/ErrorResponse" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate932.evaluated;
+const evaluated0 = validate1154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate933(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate933.errors : vErrors.concat(validate933.errors);
+if(!(validate1155(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1155.errors : vErrors.concat(validate1155.errors);
 errors = vErrors.length;
 }
-validate932.errors = vErrors;
+validate1154.errors = vErrors;
 return errors === 0;
 }
-validate932.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate936;
-const schema559 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
-const schema560 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
+exports.mcp__get_workspace = validate1158;
+const schema678 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
+const schema679 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
 
-function validate937(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate937.evaluated;
+const evaluated0 = validate1159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67190,7 +80836,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data4 === "paid") || (data4 === "none"))){
-const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema560.properties.plan.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema679.properties.plan.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -67325,42 +80971,42 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate937.errors = vErrors;
+validate1159.errors = vErrors;
 return errors === 0;
 }
-validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate936(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate936.evaluated;
+const evaluated0 = validate1158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate937(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate937.errors : vErrors.concat(validate937.errors);
+if(!(validate1159(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1159.errors : vErrors.concat(validate1159.errors);
 errors = vErrors.length;
 }
-validate936.errors = vErrors;
+validate1158.errors = vErrors;
 return errors === 0;
 }
-validate936.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate939;
-const schema562 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
-const schema563 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
-const schema564 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
-const schema565 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate1161;
+const schema681 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
+const schema682 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
+const schema683 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
+const schema684 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate941(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate941.evaluated;
+const evaluated0 = validate1163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67488,7 +81134,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest")) || (data1 === "facebook"))){
-const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema565.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema684.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -67536,7 +81182,7 @@ errors++;
 if(data.display_name !== undefined){
 let data3 = data.display_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema564.properties.display_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema683.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -67571,7 +81217,7 @@ errors++;
 if(data.avatar_url !== undefined){
 let data4 = data.avatar_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema564.properties.avatar_url.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema683.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -67616,7 +81262,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "connected") || (data5 === "reauthorization_required"))){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema564.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema683.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -67637,16 +81283,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate941.errors = vErrors;
+validate1163.errors = vErrors;
 return errors === 0;
 }
-validate941.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate940(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate940.evaluated;
+const evaluated0 = validate1162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67724,8 +81370,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate941(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate941.errors : vErrors.concat(validate941.errors);
+if(!(validate1163(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1163.errors : vErrors.concat(validate1163.errors);
 errors = vErrors.length;
 }
 }
@@ -67752,41 +81398,41 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate940.errors = vErrors;
+validate1162.errors = vErrors;
 return errors === 0;
 }
-validate940.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate939(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate939.evaluated;
+const evaluated0 = validate1161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate940(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate940.errors : vErrors.concat(validate940.errors);
+if(!(validate1162(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1162.errors : vErrors.concat(validate1162.errors);
 errors = vErrors.length;
 }
-validate939.errors = vErrors;
+validate1161.errors = vErrors;
 return errors === 0;
 }
-validate939.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate944;
-const schema566 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
-const schema567 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
-const schema568 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
+exports.mcp__publish_media_to_social = validate1166;
+const schema685 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
+const schema686 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
+const schema687 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
 
-function validate946(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate946.evaluated;
+const evaluated0 = validate1168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67904,7 +81550,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest")) || (data1 === "facebook"))){
-const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema565.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema684.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -67927,7 +81573,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "published") || (data2 === "queued")) || (data2 === "failed"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema568.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema687.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -67940,7 +81586,7 @@ errors++;
 if(data.post_url !== undefined){
 let data3 = data.post_url;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema568.properties.post_url.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema687.properties.post_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -68209,16 +81855,16 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate946.errors = vErrors;
+validate1168.errors = vErrors;
 return errors === 0;
 }
-validate946.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate945(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate945.evaluated;
+const evaluated0 = validate1167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -68304,7 +81950,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data1 === "published") || (data1 === "queued")) || (data1 === "partial")) || (data1 === "failed"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema567.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema686.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -68329,8 +81975,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate946(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate946.errors : vErrors.concat(validate946.errors);
+if(!(validate1168(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1168.errors : vErrors.concat(validate1168.errors);
 errors = vErrors.length;
 }
 }
@@ -68357,41 +82003,41 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate945.errors = vErrors;
+validate1167.errors = vErrors;
 return errors === 0;
 }
-validate945.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate944(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate944.evaluated;
+const evaluated0 = validate1166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate945(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate945.errors : vErrors.concat(validate945.errors);
+if(!(validate1167(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1167.errors : vErrors.concat(validate1167.errors);
 errors = vErrors.length;
 }
-validate944.errors = vErrors;
+validate1166.errors = vErrors;
 return errors === 0;
 }
-validate944.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate949;
-const schema571 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
-const schema572 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
-const schema573 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+exports.mcp__recommend_voice = validate1171;
+const schema690 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
+const schema691 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
+const schema692 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
-function validate951(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate951.evaluated;
+const evaluated0 = validate1173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69104,16 +82750,16 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate951.errors = vErrors;
+validate1173.errors = vErrors;
 return errors === 0;
 }
-validate951.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate950(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate950.evaluated;
+const evaluated0 = validate1172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69191,8 +82837,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate951(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate951.errors : vErrors.concat(validate951.errors);
+if(!(validate1173(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1173.errors : vErrors.concat(validate1173.errors);
 errors = vErrors.length;
 }
 }
@@ -69219,43 +82865,43 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate950.errors = vErrors;
+validate1172.errors = vErrors;
 return errors === 0;
 }
-validate950.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate949(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate949.evaluated;
+const evaluated0 = validate1171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate950(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate950.errors : vErrors.concat(validate950.errors);
+if(!(validate1172(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1172.errors : vErrors.concat(validate1172.errors);
 errors = vErrors.length;
 }
-validate949.errors = vErrors;
+validate1171.errors = vErrors;
 return errors === 0;
 }
-validate949.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate954;
-const schema575 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
-const schema576 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
-const schema577 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
-const pattern318 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const pattern320 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+exports.mcp__list_editor_sound_effects = validate1176;
+const schema694 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
+const schema695 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
+const schema696 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
+const pattern375 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
+const pattern377 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate955(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate955.evaluated;
+const evaluated0 = validate1177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69420,7 +83066,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern318.test(data3)){
+if(!pattern375.test(data3)){
 const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -69490,7 +83136,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern320.test(data5)){
+if(!pattern377.test(data5)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -69678,39 +83324,39 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate955.errors = vErrors;
+validate1177.errors = vErrors;
 return errors === 0;
 }
-validate955.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate954(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate954.evaluated;
+const evaluated0 = validate1176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate955(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate955.errors : vErrors.concat(validate955.errors);
+if(!(validate1177(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1177.errors : vErrors.concat(validate1177.errors);
 errors = vErrors.length;
 }
-validate954.errors = vErrors;
+validate1176.errors = vErrors;
 return errors === 0;
 }
-validate954.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate957;
-const schema578 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
+exports.mcp__upload_editor_media_from_url = validate1179;
+const schema697 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
 
-function validate958(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate958.evaluated;
+const evaluated0 = validate1180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69969,29 +83615,29 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate958.errors = vErrors;
+validate1180.errors = vErrors;
 return errors === 0;
 }
-validate958.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate957(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate957.evaluated;
+const evaluated0 = validate1179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate958(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate958.errors : vErrors.concat(validate958.errors);
+if(!(validate1180(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1180.errors : vErrors.concat(validate1180.errors);
 errors = vErrors.length;
 }
-validate957.errors = vErrors;
+validate1179.errors = vErrors;
 return errors === 0;
 }
-validate957.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

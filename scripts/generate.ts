@@ -8,21 +8,26 @@
 //   param-validators.cjs    AJV standalone validators for path/query/header parameters
 //   *-validators-fast.cjs   the request-side validators again, stopping at the first error
 //   response-validators.cjs AJV standalone validators for every declared response
-//   skill.md                agent instructions derived from the spec
-//   mcp-tools.json          the MCP tool table: names, self-contained schemas, annotations, routing
+//   skill.md                agent instructions derived from the spec (and the catalog's prices), ≤ 40 KiB
+//   mcp-tools.json          the MCP tool table: names, compact portable schemas, annotations, routing
+//                           (tools/list ≤ 64 KiB, each tool ≤ 16 KiB)
 // and from spec/catalog-data.schema.yaml (the JSON Schema of the catalog data files):
 //   catalog-validators.cjs  AJV standalone validators for spec/catalog.yaml, voices.yaml, avatars.yaml
 //   catalog-data.d.ts       the types of those documents
+// and from the bundled contract, with @hey-api/openapi-ts (scripts/lib/sdk.ts):
+//   ../sdk/src/             the TypeScript SDK (types, one function per operation, the bundled fetch client)
 // Generation fails when a catalog data file breaks the schema or the cross-checks of
 // src/services/catalog/catalog-checks.ts (every problem named by file and JSON path).
 // Usage: node scripts/generate.ts [--out DIR] [--check]
-//   --check regenerates into a temporary folder and exits 1 when generated/ differs.
+//   --check regenerates into a temporary folder and exits 1 when generated/ or sdk/src/ differs.
+//   --out DIR writes generated/ there and leaves sdk/src/ alone.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { buildArtifacts, buildCatalogArtifacts } from './lib/codegen.ts';
+import { buildSdk, SDK_SOURCE_DIR, staleFiles, writeTree } from './lib/sdk.ts';
 import { CATALOG_FILES, CatalogDataError, crossCheckProblems } from '../src/services/catalog/catalog-checks.ts';
 import type { CatalogSources } from '../src/services/catalog/catalog-data.ts';
 
@@ -37,7 +42,10 @@ const outDir = check
 const specPath = path.join(root, 'spec/openapi.yaml');
 const spec = parseYaml(fs.readFileSync(specPath, 'utf8'));
 const started = Date.now();
-const files = await buildArtifacts(spec, (msg) => process.stderr.write(`generate: ${msg}\n`));
+// The catalog's prices go into skill.md (the files themselves are checked below).
+const readYaml = (file: string) => parseYaml(fs.readFileSync(path.join(root, file), 'utf8'));
+const skillCatalog = { catalog: readYaml(CATALOG_FILES.catalog.file), voices: readYaml(CATALOG_FILES.voices.file)?.voices };
+const files = await buildArtifacts(spec, (msg) => process.stderr.write(`generate: ${msg}\n`), skillCatalog);
 
 // The catalog data files: schema validators and types, then the files checked with them.
 try {
@@ -58,6 +66,8 @@ try {
   process.exit(1);
 }
 
+const sdk = await buildSdk(JSON.parse(files['openapi.json']));
+
 fs.mkdirSync(outDir, { recursive: true });
 const wanted = new Set(Object.keys(files));
 for (const old of fs.readdirSync(outDir)) if (!wanted.has(old)) fs.rmSync(path.join(outDir, old), { recursive: true });
@@ -71,12 +81,14 @@ if (check) {
     if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== content) stale.push(name);
   }
   for (const extra of fs.existsSync(real) ? fs.readdirSync(real) : []) if (!wanted.has(extra)) stale.push(`${extra} (not generated)`);
+  stale.push(...staleFiles(path.join(root, SDK_SOURCE_DIR), sdk).map((rel) => `${SDK_SOURCE_DIR}/${rel}`));
   fs.rmSync(outDir, { recursive: true });
   if (stale.length) {
     console.error(`generated/ is stale; run \`npm run generate\` and commit: ${stale.join(', ')}`);
     process.exit(1);
   }
-  console.error('generated/ is up to date');
+  console.error(`generated/ is up to date (and ${SDK_SOURCE_DIR}/)`);
 } else {
-  process.stderr.write(`generate: wrote ${wanted.size} files to ${path.relative(root, outDir) || outDir} in ${Date.now() - started} ms\n`);
+  if (outArg < 0) writeTree(path.join(root, SDK_SOURCE_DIR), sdk);
+  process.stderr.write(`generate: wrote ${wanted.size} files to ${path.relative(root, outDir) || outDir}${outArg < 0 ? ` and ${Object.keys(sdk).length} to ${SDK_SOURCE_DIR}` : ''} in ${Date.now() - started} ms\n`);
 }

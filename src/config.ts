@@ -2,6 +2,7 @@
 // Every variable is documented in the README's configuration table.
 import os from 'node:os';
 import path from 'node:path';
+import type { S3Config } from './storage/s3.ts';
 
 export interface Config {
   port: number;
@@ -23,6 +24,8 @@ export interface Config {
   /** HMAC secret of signed media URLs; unset: one generated and kept in the database (shared by every node). */
   mediaSigningSecret: string | undefined;
   mediaUrlTtlSeconds: number;
+  /** Bearer token of GET /metrics (at least 16 characters); unset: no /metrics route (404). */
+  metricsToken: string | undefined;
   rateLimitGenerations: number;
   rateLimitWindowSeconds: number;
   /** Media imports from a URL (MCP tool upload_editor_media_from_url) a workspace may make per window. */
@@ -75,7 +78,25 @@ export interface Config {
   exportSecondsPerDay: number;
   /** How long a client may take to send a request (slow clients are cut; see src/http/timeouts.ts). */
   timeouts: TimeoutConfig;
+  /** Completion webhooks: delivery retries, timeout and worker slots. */
+  webhooks: WebhookConfig;
+  /** Where stored media live (STORAGE): DATA_DIR/media, or an S3-compatible bucket (src/storage/). */
+  storage: StorageConfig;
 }
+
+export interface WebhookConfig {
+  /** Retries of a delivery after its first attempt (with the delays below: about a day in all). */
+  retryLimit: number;
+  /** The first retry's delay; each further one doubles (pg-boss backoff, with jitter), up to retryDelayMaxSeconds. */
+  retryDelaySeconds: number;
+  retryDelayMaxSeconds: number;
+  /** Total deadline of one delivery attempt (connect, TLS, request and answer). */
+  timeoutMs: number;
+  /** Deliveries a worker process sends at once. */
+  concurrency: number;
+}
+
+export type StorageConfig = { kind: 'local' } | { kind: 's3'; s3: S3Config };
 
 export interface TimeoutConfig {
   /** The request line and headers must arrive within this (Node's headersTimeout). */
@@ -204,6 +225,40 @@ function writerConfig(env: NodeJS.ProcessEnv): WriterConfig {
   };
 }
 
+function storageConfig(env: NodeJS.ProcessEnv): StorageConfig {
+  const kind = (env.STORAGE || 'local').trim().toLowerCase();
+  if (kind === 'local') return { kind };
+  if (kind !== 's3') throw new Error(`Environment variable STORAGE must be "local" or "s3", got "${env.STORAGE}"`);
+  const bucket = env.S3_BUCKET?.trim();
+  if (!bucket) throw new Error('STORAGE=s3 needs S3_BUCKET (the name of an existing bucket)');
+  const endpoint = env.S3_ENDPOINT ? env.S3_ENDPOINT.replace(/\/+$/, '') : undefined;
+  if (endpoint) {
+    try {
+      if (!/^https?:$/.test(new URL(endpoint).protocol)) throw new Error('scheme');
+    } catch {
+      throw new Error(`Environment variable S3_ENDPOINT must be an http(s) URL, got "${env.S3_ENDPOINT}"`);
+    }
+  }
+  const accessKeyId = env.S3_ACCESS_KEY_ID || undefined;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY || undefined;
+  if (!accessKeyId !== !secretAccessKey) throw new Error('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither (the AWS SDK default credential chain)');
+  const prefix = (env.S3_PREFIX ?? '').replace(/^\/+|\/+$/g, '');
+  if (prefix && !/^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$/.test(prefix)) throw new Error(`Environment variable S3_PREFIX must be a key prefix of letters, digits, "._/-", got "${env.S3_PREFIX}"`);
+  return {
+    kind,
+    s3: {
+      bucket,
+      region: env.S3_REGION || 'us-east-1',
+      endpoint,
+      forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+      accessKeyId,
+      secretAccessKey,
+      prefix: prefix ? `${prefix}/` : '',
+      partSizeBytes: int(env, 'S3_PART_SIZE_MB', 8, 5, 5120) * 1024 * 1024,
+    },
+  };
+}
+
 /** TRUST_PROXY: unset/false, true, a hop count, or a comma-separated list of addresses/CIDRs. */
 function trustProxy(raw: string | undefined): boolean | number | string[] {
   const v = (raw ?? '').trim();
@@ -258,6 +313,13 @@ function jobConcurrency(env: NodeJS.ProcessEnv): Pick<Config, 'imageConcurrency'
   };
 }
 
+/** METRICS_TOKEN: unset or empty means no /metrics; a short one is refused (it guards the process's internals). */
+function metricsToken(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) throw new Error('Environment variable METRICS_TOKEN must be at least 16 characters without spaces');
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -281,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demoWorkspace: bool(env, 'DEMO_WORKSPACE', true),
     mediaSigningSecret: env.MEDIA_SIGNING_SECRET || undefined,
     mediaUrlTtlSeconds: int(env, 'MEDIA_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
+    metricsToken: metricsToken(env.METRICS_TOKEN),
     rateLimitGenerations: int(env, 'RATE_LIMIT_GENERATIONS', 60, 1),
     rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 24 * 3600),
     rateLimitMediaImports: int(env, 'RATE_LIMIT_MEDIA_IMPORTS', 30, 1),
@@ -318,5 +381,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportsInFlightPerWorkspace: int(env, 'EXPORTS_IN_FLIGHT_PER_WORKSPACE', 2, 1, 1000),
     exportSecondsPerDay: int(env, 'EXPORT_SECONDS_PER_DAY', 36000, 1),
     timeouts: timeoutConfig(env),
+    webhooks: {
+      retryLimit: int(env, 'WEBHOOK_RETRY_LIMIT', 30, 0, 100),
+      retryDelaySeconds: int(env, 'WEBHOOK_RETRY_DELAY_SECONDS', 30, 1, 3600),
+      retryDelayMaxSeconds: int(env, 'WEBHOOK_RETRY_DELAY_MAX_SECONDS', 3600, 1, 24 * 3600),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+      concurrency: int(env, 'WEBHOOK_CONCURRENCY', 4, 1, 64),
+    },
+    storage: storageConfig(env),
   };
 }

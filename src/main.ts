@@ -7,6 +7,7 @@ const { loadConfig } = await import('./config.ts');
 const { createLogger } = await import('./logger.ts');
 const { BindError } = await import('./operations/registry.ts');
 const { startService } = await import('./server.ts');
+const { StorageUnavailable } = await import('./storage/index.ts');
 const { ensureDemoWorkspace } = await import('./services/workspaces/demo.ts');
 
 const config = loadConfig();
@@ -23,7 +24,7 @@ let service: Awaited<ReturnType<typeof startService>> | undefined;
 try {
   service = await startService({ config, log, signal: life.signal });
 } catch (err) {
-  if (err instanceof BindError) {
+  if (err instanceof BindError || err instanceof StorageUnavailable) {
     process.stderr.write(`${err.message}\n`);
     process.exit(78);
   }

@@ -2,7 +2,6 @@
 // one ordered stop: HTTP closed (in-flight requests finish), jobs drained up to the grace period
 // then released for another worker, pg-boss and the LISTEN connection stopped, pools closed, the
 // embedded PostgreSQL stopped last.
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { loadConfig, type Config } from './config.ts';
@@ -12,6 +11,7 @@ import { createLogger, type AppLogger } from './logger.ts';
 import { readiness } from './services/platform/health.ts';
 import { connect, openDatabase, type Database } from './db/client.ts';
 import { buildApp } from './http/app.ts';
+import { buildMetricsOnlyApp } from './http/metrics.ts';
 import { bindHandlers } from './operations/registry.ts';
 import { startBoss, startWorkers } from './jobs/boss.ts';
 import { jobQueue } from './jobs/queue.ts';
@@ -20,14 +20,14 @@ import { createGuardedFetcher } from './net/guarded-fetch.ts';
 import { createRateLimiter } from './services/billing/rate-limit.ts';
 import { oauthRateLimiters } from './services/oauth/oauth-limits.ts';
 import { sharedSecret } from './services/platform/secrets.ts';
-import { localStorage } from './storage/index.ts';
+import { createStorage, type Storage } from './storage/index.ts';
 
 export interface Service {
   app: FastifyInstance | undefined;
   ctx: AppContext;
   database: Database;
   boss: PgBoss | undefined;
-  /** The address the API listens on, e.g. http://127.0.0.1:3000 (undefined for workers only). */
+  /** The address the API listens on, e.g. http://127.0.0.1:3000 (workers only: their /metrics, when METRICS_TOKEN is set; else undefined). */
   address: string | undefined;
   stop(): Promise<void>;
 }
@@ -79,6 +79,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
   let address: string | undefined;
   let ctx: AppContext;
   let rateLimit: ReturnType<typeof connect> | undefined;
+  let storage: Storage | undefined;
   try {
     checkSignal();
     boss = await startBoss(database.url, config, log, { supervise: workers });
@@ -90,17 +91,15 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     rateLimit = connect(database.url, 4, { synchronous_commit: 'off' });
     const rateLimitDb = rateLimit.db;
     const secret = config.mediaSigningSecret ? Buffer.from(config.mediaSigningSecret) : await sharedSecret(database.db, 'media_url_signing');
+    // STORAGE: a missing bucket or refused credentials stop start-up here (StorageUnavailable).
+    storage = createStorage(config, secret);
+    await storage.check();
     ctx = {
       config,
       db: database.db,
       sql: database.sql,
       log,
-      storage: localStorage({
-        root: path.join(config.dataDir, 'media'),
-        publicBaseUrl: config.publicBaseUrl,
-        secret,
-        defaultTtlSeconds: config.mediaUrlTtlSeconds,
-      }),
+      storage,
       queue: jobQueue(boss),
       rateLimiters: {
         generations: createRateLimiter(rateLimitDb, 'generations', config.rateLimitGenerations, config.rateLimitWindowSeconds),
@@ -116,8 +115,9 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
       }),
     };
     checkSignal();
-    if (api) {
-      app = buildApp({ ctx, handlers, logger: log }).app;
+    // A worker process with METRICS_TOKEN listens too, for GET /metrics alone (src/http/metrics.ts).
+    app = api ? buildApp({ ctx, handlers, logger: log }).app : config.metricsToken ? buildMetricsOnlyApp(ctx, log) : undefined;
+    if (app) {
       await app.listen({ port: config.port, host: config.host });
       const addr = app.server.address();
       address = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;
@@ -130,6 +130,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     await app?.close();
     await boss?.stop({ graceful: false }).catch(() => {});
     await rateLimit?.sql.end();
+    storage?.close();
     await database.close();
     throw err;
   }
@@ -159,6 +160,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         await boss?.stop({ graceful: true, timeout: Math.max(1000, deadline - Date.now()), close: true });
         // 3. The pools (the auth_changed LISTEN connection is ctx.sql's), then the embedded PostgreSQL, last.
         await rateLimit?.sql.end({ timeout: 5 });
+        storage?.close();
         await database.close();
       })();
       return stopped;

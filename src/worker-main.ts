@@ -6,6 +6,7 @@ const life = handleSignals('media-api worker');
 const { loadConfig } = await import('./config.ts');
 const { createLogger } = await import('./logger.ts');
 const { startService } = await import('./server.ts');
+const { StorageUnavailable } = await import('./storage/index.ts');
 
 const config = loadConfig();
 const log = createLogger(config.logLevel);
@@ -19,6 +20,10 @@ try {
   life.onShutdown(() => service.stop());
   process.stdout.write(`media-api worker: running queues against ${config.databaseUrl ? 'DATABASE_URL' : config.dataDir}\n`);
 } catch (err) {
+  if (err instanceof StorageUnavailable) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(78);
+  }
   if (!(err instanceof ShutdownRequested)) throw err;
   life.onShutdown(async () => {}); // everything started was stopped by startService
 }

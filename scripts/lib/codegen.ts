@@ -4,7 +4,8 @@ import type { Options as AjvOptions } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import addFormats from 'ajv-formats';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { renderSkill } from './skill.ts';
+import { renderSkill, type SkillCatalog } from './skill.ts';
+import { COMPACT_LEVELS, compactInput, mapDescriptions, MCP_LIST_MAX_BYTES, MCP_TOOL_MAX_BYTES, portabilityFindings, restToTools, shallowOutput, toolDescription } from './mcp-compact.ts';
 import type { ValidateFunction } from 'ajv';
 import { createRequire } from 'node:module';
 import { CatalogDataError, schemaProblems } from '../../src/services/catalog/catalog-checks.ts';
@@ -264,7 +265,9 @@ function mcpOnlyEntry(tool: JsonObject): McpOnlyToolIndexEntry {
 // ---------------------------------------------------------------------------------------------
 // The MCP tool table (generated/mcp-tools.json): one row per tool named in `x-mcp-tools` of an
 // operation, plus the `x-mcp-only-tools`. Schemas are self-contained JSON Schema (every $ref
-// inlined, no $schema, no OpenAPI-only keywords), as popular MCP clients require.
+// inlined, no $schema, no OpenAPI-only keywords), as popular MCP clients require, then made
+// compact and portable (scripts/lib/mcp-compact.ts): the list within MCP_LIST_MAX_BYTES, each tool
+// within MCP_TOOL_MAX_BYTES, or generation fails.
 // ---------------------------------------------------------------------------------------------
 
 export const MCP_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -309,24 +312,15 @@ export function toToolSchema(spec: JsonObject, node: Json, stack: string[] = [])
 const isObjectSchema = (s: JsonObject) => s.type === 'object' || (Array.isArray(s.type) && s.type.length === 1 && s.type[0] === 'object');
 
 /**
- * The output schema of a tool: its success object or, for a result with `isError: true`, the
- * error envelope (clients such as the TypeScript SDK validate structuredContent against the
- * output schema on errors too). None when the success body is not an object.
+ * The output schema of a tool: a shallow summary of its success object (top-level fields, their
+ * types and enums; src: scripts/lib/mcp-compact.ts), which the error envelope of an `isError`
+ * result satisfies too (clients such as the TypeScript SDK validate structuredContent against the
+ * output schema on errors as well). None when the success body is not an object.
  */
 function toolOutputSchema(spec: JsonObject, schema: Json | undefined): McpToolRow['outputSchema'] {
   if (!schema) return undefined;
-  let s = toToolSchema(spec, schema) as JsonObject;
-  if (!isObjectSchema(s)) {
-    const branches = (s.oneOf ?? s.anyOf) as JsonObject[] | undefined;
-    if (!(Array.isArray(branches) && branches.length > 0 && branches.every(isObjectSchema))) return undefined;
-    s = { type: 'object', ...s };
-  }
-  const envelope = toToolSchema(spec, { $ref: '#/components/schemas/ErrorResponse' }) as JsonObject;
-  return {
-    type: 'object',
-    description: 'The result; when the tool result has isError: true, the error envelope {error: {code, message, retryable, context}}.',
-    anyOf: [s, envelope],
-  };
+  const s = toToolSchema(spec, schema) as JsonObject;
+  return shallowOutput(s) as McpToolRow['outputSchema'];
 }
 
 /** GET reads; POST creates; PUT/DELETE replace or remove (idempotent); PATCH changes in place. */
@@ -355,7 +349,7 @@ function checkToolRow(row: McpToolRow) {
   if (text.includes('"$ref"') || text.includes('"$schema"')) throw new Error(`MCP tool ${row.name}: schema is not self-contained`);
 }
 
-export function buildMcpTools(spec: JsonObject, index: OperationIndex): McpToolRow[] {
+export function buildMcpTools(spec: JsonObject, index: OperationIndex, listBudget = MCP_LIST_MAX_BYTES): McpToolRow[] {
   const rows: McpToolRow[] = [];
   const paths = spec.paths as JsonObject;
   for (const op of index.operations) {
@@ -418,7 +412,7 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex): McpToolR
         description: String(tool.description ?? op.description ?? op.summary).trim(),
         inputSchema,
         ...(outputSchema ? { outputSchema } : {}),
-        annotations: { title, ...methodAnnotations(op.method), openWorldHint: false },
+        annotations: { ...methodAnnotations(op.method), openWorldHint: false },
         operationId: op.operationId,
         fixed: clone(fixed),
         scopes: [...op.scopes],
@@ -444,7 +438,6 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex): McpToolR
       inputSchema,
       ...(outputSchema ? { outputSchema } : {}),
       annotations: {
-        title,
         ...(readOnly ? methodAnnotations('GET') : methodAnnotations('POST')),
         openWorldHint: false,
         ...((tool.annotations ?? {}) as JsonObject),
@@ -463,7 +456,57 @@ export function buildMcpTools(spec: JsonObject, index: OperationIndex): McpToolR
     if (seen.has(r.name)) throw new Error(`MCP tool ${r.name} is declared twice`);
     seen.add(r.name);
   }
-  return rows;
+  // A REST operation with exactly one tool is named by its tool in the tool texts.
+  const toolOf = new Map<string, string>();
+  for (const op of index.operations) if (op.mcpTools.length === 1) toolOf.set(`${op.method} ${op.path}`, op.mcpTools[0].name);
+  const named = rows.map((r) => ({
+    ...r,
+    description: restToTools(r.description, toolOf),
+    inputSchema: mapDescriptions(r.inputSchema, (d) => restToTools(d, toolOf)) as McpToolRow['inputSchema'],
+  }));
+  return compactRows(named, listBudget);
+}
+
+/** A row as tools/list lists it (src/mcp/tools.ts LISTED_TOOLS), and its size in bytes of JSON. */
+export const listedTool = (r: McpToolRow) => ({
+  name: r.name,
+  title: r.title,
+  description: r.description,
+  inputSchema: r.inputSchema,
+  ...(r.outputSchema ? { outputSchema: r.outputSchema } : {}),
+  annotations: r.annotations,
+});
+const listedBytes = (r: McpToolRow) => Buffer.byteLength(JSON.stringify(listedTool(r)));
+
+/**
+ * The table made compact and portable (scripts/lib/mcp-compact.ts): each tool at the first level
+ * of trimming that fits MCP_TOOL_MAX_BYTES, then the largest tools trimmed further while the list
+ * is over MCP_LIST_MAX_BYTES. Refuses a table that still does not fit or that is not portable.
+ */
+function compactRows(rows: McpToolRow[], listBudget: number): McpToolRow[] {
+  const full = rows.map((r) => ({ ...r, description: toolDescription(r.description) }));
+  const at = (r: McpToolRow, level: number): McpToolRow => ({ ...r, inputSchema: compactInput(r.inputSchema, COMPACT_LEVELS[level]) as McpToolRow['inputSchema'] });
+  const levels = full.map((r) => {
+    let level = 0;
+    while (level < COMPACT_LEVELS.length - 1 && listedBytes(at(r, level)) > MCP_TOOL_MAX_BYTES) level++;
+    return level;
+  });
+  let out = full.map((r, i) => at(r, levels[i]));
+  const total = () => Buffer.byteLength(JSON.stringify({ tools: out.map(listedTool) }));
+  while (total() > listBudget) {
+    const order = out.map((r, i) => [listedBytes(r), i] as const).sort((a, b) => b[0] - a[0]);
+    const next = order.find(([, i]) => levels[i] < COMPACT_LEVELS.length - 1);
+    if (!next) break;
+    levels[next[1]]++;
+    out[next[1]] = at(full[next[1]], levels[next[1]]);
+  }
+  for (const r of out) {
+    if (listedBytes(r) > MCP_TOOL_MAX_BYTES) throw new Error(`MCP tool ${r.name} is ${listedBytes(r)} bytes in tools/list, over ${MCP_TOOL_MAX_BYTES}: shorten its schema or description in the spec`);
+    const findings = [...portabilityFindings(r.inputSchema).map((f) => `inputSchema${f.path} ${f.rule}`), ...portabilityFindings(r.outputSchema ?? { type: 'object' }).map((f) => `outputSchema${f.path} ${f.rule}`)];
+    if (findings.length) throw new Error(`MCP tool ${r.name}: schema is not portable: ${findings.slice(0, 5).join('; ')}`);
+  }
+  if (total() > listBudget) throw new Error(`tools/list is ${total()} bytes, over ${listBudget}: shorten tool schemas or descriptions in the spec`);
+  return out;
 }
 
 function paramsSchema(params: ParamInfo[], where: ParamInfo['in']): JsonObject {
@@ -552,7 +595,7 @@ const dts = (names: string[]) =>
   `declare const validators: {\n${names.map((n) => `  ${JSON.stringify(n)}: ValidateFunction;\n`).join('')}};\n` +
   `export = validators;\n`;
 
-export async function buildArtifacts(spec: JsonObject, log: (m: string) => void): Promise<Record<string, string>> {
+export async function buildArtifacts(spec: JsonObject, log: (m: string) => void, catalog?: SkillCatalog): Promise<Record<string, string>> {
   const index = buildIndex(spec);
   log(`${index.operations.length} operations, ${index.mcpOnlyTools.length} MCP-only tools`);
 
@@ -620,7 +663,7 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void)
     // Responses: validated exactly as sent, nothing filled in.
     'response-validators.cjs': standalone(spec, responses, { useDefaults: false, coerceTypes: false }, log, 'response'),
     'response-validators.d.cts': dts(Object.keys(responses)),
-    'skill.md': renderSkill(spec, index),
+    'skill.md': renderSkill(spec, index, catalog),
     // The input and output types of the MCP-only tools, by tool name, for their handlers.
     'mcp-only-tools.d.ts': mcpOnlyToolTypes(spec),
     // The MCP tool table the /mcp endpoint serves (src/mcp/tools.ts).

@@ -1,8 +1,6 @@
 // The REST adapter: one Fastify route per spec operation, every error in the envelope.
 // Fastify does no validation here (routes carry no schemas, and the validator compiler
 // refuses to be used): the executor validates with the AJV validators compiled from the spec.
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCors from '@fastify/cors';
 import fastifyStatic from '@fastify/static';
@@ -11,17 +9,18 @@ import type { AppContext } from '../context.ts';
 import { ApiError, isRetryableStatus, type ErrorCode } from '../errors.ts';
 import { createExecutor, operationIndex, type Executor } from '../operations/executor.ts';
 import { bindHandlers } from '../operations/registry.ts';
-import { sampleFor, sampleStore } from '../media/catalog-samples.ts';
 import { registerMcp } from '../mcp/index.ts';
 import { registerOAuth } from '../oauth/index.ts';
 import type { AnyHandler, Reply } from '../operations/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
 import { PREVIEW_PREFIX } from '../services/catalog/catalog.ts';
-import { MEDIA_PREFIX } from '../storage/index.ts';
 import { registerJsonParser } from './json-body.ts';
+import { registerCatalogSamples, registerStoredMedia } from './media.ts';
 import { indexRoutes, noRouteError } from './routes-index.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
 import { clientErrorHandler, registerBodyTimeouts, serverTimeoutOptions } from './timeouts.ts';
+import { registerDocs } from './docs.ts';
+import { registerMetrics } from './metrics.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -137,6 +136,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
   const routes = indexRoutes(app); // for the 405 of a known path with a wrong method
   registerBodyTimeouts(app, ctx.config.timeouts, sendError);
   registerJsonParser(app);
+  registerMetrics(app, ctx); // request timing for every route, and GET /metrics (src/http/metrics.ts)
 
   app.setValidatorCompiler(() => {
     throw new Error('Route schemas are not used: requests are validated by the executor with the generated AJV validators');
@@ -179,44 +179,10 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
     immutable: false,
   });
 
-  // The catalog's voice samples and avatar videos, made on first request (src/media/catalog-samples.ts)
-  // at the preview URLs the catalog gives; more specific than the static previews' wildcard.
-  app.register(async (scope) => {
-    const store = sampleStore(ctx.config.dataDir);
-    mkdirSync(store.root, { recursive: true });
-    await scope.register(fastifyStatic, { root: store.root, serve: false, decorateReply: true, index: false, maxAge: '1d', immutable: false });
-    const serve = (dir: string, ext: string) => async (req: FastifyRequest, reply: FastifyReply) => {
-      const rel = `${dir}/${(req.params as { id: string }).id}.${ext}`;
-      const sample = sampleFor(rel);
-      if (!sample) return sendError(reply, new ApiError('not_found', `No catalog preview at ${PREVIEW_PREFIX}${rel}`, { resource: 'media', field: 'path' }));
-      try {
-        await store.ensure(sample);
-      } catch (err) {
-        ctx.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, sample: rel }, 'catalog sample could not be made');
-        return sendError(reply, new ApiError('server_error', 'This preview could not be made just now; retry shortly'));
-      }
-      return reply.type(sample.contentType).sendFile(rel);
-    };
-    scope.get(`${PREVIEW_PREFIX}voices/:id.wav`, serve('voices', 'wav'));
-    scope.get(`${PREVIEW_PREFIX}avatars/:id.mp4`, serve('avatars', 'mp4'));
-  });
-
-  // Stored media at signed, expiring URLs (storage.signedUrl), outside the API contract like a CDN.
-  app.register(async (scope) => {
-    mkdirSync(path.join(ctx.config.dataDir, 'media'), { recursive: true });
-    await scope.register(fastifyStatic, { root: path.join(ctx.config.dataDir, 'media'), serve: false, decorateReply: true, index: false });
-    scope.get(`${MEDIA_PREFIX}*`, async (req, reply) => {
-      const key = decodeURIComponent((req.params as { '*': string })['*']);
-      const q = req.query as { expires?: string; signature?: string };
-      const verdict = ctx.storage.verify(key, q.expires, q.signature);
-      if (verdict !== 'ok') {
-        return sendError(reply, new ApiError('forbidden', verdict === 'expired' ? 'This media URL has expired; fetch the resource again for a fresh URL' : 'Invalid media URL signature'));
-      }
-      if (!(await ctx.storage.exists(key))) return sendError(reply, new ApiError('not_found', 'This media no longer exists', { resource: 'media', field: 'path' }));
-      reply.header('cache-control', 'private, max-age=300');
-      return reply.sendFile(key);
-    });
-  });
+  // The catalog's voice samples and avatar videos, kept in storage (src/http/media.ts), and
+  // stored media at signed, expiring URLs, streamed from storage whatever its backend.
+  app.register(async (scope) => registerCatalogSamples(scope, ctx, sendError));
+  app.register(async (scope) => registerStoredMedia(scope, ctx, sendError));
 
   for (const op of operationIndex.operations) {
     app.route({
@@ -258,6 +224,7 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
 
   registerOAuth(app, ctx); // the OAuth authorization server /mcp trusts (src/oauth/)
   registerMcp(app, ctx, executor); // /mcp (src/mcp/)
+  registerDocs(app, ctx, `${API_PREFIX}/openapi.json`); // /docs: the API reference page (src/http/docs.ts)
 
   return { app, executor };
 }

@@ -16,6 +16,7 @@ import type { components } from '../../generated/openapi.d.ts';
 import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { deadLetterQueue, PAYLOAD_VERSIONS, type QueueName } from './queue.ts';
+import { jobDuration, type JobOutcome } from '../metrics.ts';
 
 export type FailureDetail = components['schemas']['FailureDetail'];
 
@@ -61,8 +62,8 @@ export interface JobDeclaration<Data extends object> {
   name: QueueName;
   /** Jobs of this queue one worker process runs at once. */
   concurrency: FromConfig<number>;
-  /** Retries after the first attempt, the first retry's delay in seconds, and exponential backoff. */
-  retry: FromConfig<{ limit: number; delay: number; backoff: boolean }>;
+  /** Retries after the first attempt, the first retry's delay in seconds, and exponential backoff (capped at maxDelay seconds). */
+  retry: FromConfig<{ limit: number; delay: number; backoff: boolean; maxDelay?: number }>;
   /** A job whose worker stops heartbeating this long is retried elsewhere (none: no heartbeat). */
   heartbeatSeconds?: FromConfig<number>;
   /** Longest an attempt may run; then it is aborted and retried (or dead-lettered). */
@@ -153,8 +154,12 @@ export function defineJob<Data extends object>(decl: JobDeclaration<Data>): JobD
         Object.assign(annotations, context);
       },
     };
+    // The attempt's duration by outcome (src/metrics.ts): a throw is retried unless it was the last attempt.
+    const started = performance.now();
+    let outcome: JobOutcome = lastAttempt ? 'failed' : 'retried';
     try {
       await decl.run(ctx, { id: job.id, data: job.data, attempt, lastAttempt }, tools);
+      outcome = 'completed';
     } catch (err) {
       // An attempt pg-boss gave up on (shutdown, expiry, claim taken over) is pg-boss's to settle:
       // it is retried, or reaches the dead-letter queue.
@@ -164,7 +169,10 @@ export function defineJob<Data extends object>(decl: JobDeclaration<Data>): JobD
         ctx.log.warn({ queue: decl.name, job: job.id, attempt, err: detail.message }, `${decl.name} attempt failed; it will be retried`);
         throw err;
       }
+      outcome = 'failed';
       await decl.onTerminalFailure(ctx, job.data, { ...detail, context: { ...detail.context, ...annotations, attempts: attempt } });
+    } finally {
+      jobDuration.observe({ queue: decl.name, outcome }, (performance.now() - started) / 1000);
     }
   };
 
@@ -185,6 +193,7 @@ export function defineJob<Data extends object>(decl: JobDeclaration<Data>): JobD
           retryLimit: retry.limit,
           retryDelay: retry.delay,
           retryBackoff: retry.backoff,
+          ...(retry.maxDelay !== undefined ? { retryDelayMax: retry.maxDelay } : {}),
           ...(decl.heartbeatSeconds !== undefined ? { heartbeatSeconds: fromConfig(decl.heartbeatSeconds, config) } : {}),
           expireInSeconds: decl.expireInSeconds,
           ...(dead ? { deadLetter: dead } : {}),

@@ -3,14 +3,16 @@ import type { AppContext } from '../context.ts';
 import { purgeExpiredIdempotency } from '../services/billing/idempotency.ts';
 import { purgeExpiredOAuth } from '../services/oauth/oauth.ts';
 import { purgeExpiredRateLimits } from '../services/billing/rate-limit.ts';
+import { purgeOldWebhookEvents } from '../services/webhooks/events.ts';
 import { defineJob, type AnyJob } from './define-job.ts';
 import { editorExportJob } from './editor-export-job.ts';
 import { facelessJob } from './faceless-job.ts';
 import { imageGenerationJob, videoGenerationJob } from './generation-job.ts';
 import { QUEUES } from './queue.ts';
 import { referenceAnalysisJob } from './reference-job.ts';
+import { webhookDeliveryJob } from './webhook-delivery-job.ts';
 
-/** Housekeeping every 10 minutes: expired idempotency records, rate-limit windows and OAuth rows. */
+/** Housekeeping every 10 minutes: expired idempotency records, rate-limit windows, OAuth rows and settled webhook events older than 30 days. */
 export const maintenanceJob = defineJob<object>({
   name: QUEUES.maintenance,
   concurrency: 1,
@@ -23,7 +25,9 @@ export const maintenanceJob = defineJob<object>({
     if (purged) ctx.log.info({ purged }, 'expired idempotency records purged');
     const oauth = await purgeExpiredOAuth(ctx.db);
     if (Object.values(oauth).some((n) => n > 0)) ctx.log.info({ oauth }, 'expired OAuth codes, tokens, sessions and grants purged');
+    const events = await purgeOldWebhookEvents(ctx.db);
+    if (events) ctx.log.info({ events }, 'webhook events older than 30 days purged');
   },
 });
 
-export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, facelessJob, maintenanceJob];
+export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, facelessJob, maintenanceJob, webhookDeliveryJob];

@@ -19,6 +19,8 @@ export const QUEUES = {
   faceless: 'faceless',
   /** Housekeeping on a schedule. */
   maintenance: 'maintenance',
+  /** Completion webhooks: one job per event and endpoint, retried with backoff for about a day. */
+  webhookDelivery: 'webhook-delivery',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -36,6 +38,7 @@ export const PAYLOAD_VERSIONS: Record<QueueName, number> = {
   [QUEUES.referenceAnalysis]: 1,
   [QUEUES.faceless]: 1,
   [QUEUES.maintenance]: 1,
+  [QUEUES.webhookDelivery]: 1,
 };
 
 /** The dead-letter queue of a queue: jobs whose every attempt was lost (worker killed, timed out). */

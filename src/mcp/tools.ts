@@ -3,7 +3,8 @@
 // REST-derived tool calls its operation (arguments split back into path, query, header and body
 // by the table's routes); an MCP-only tool calls its own entry of the operation index (its
 // arguments are the body). ApiErrors become tool results with `isError: true` and the envelope as
-// structured content, never protocol errors.
+// structured content, never protocol errors; its fields are named as the tool's arguments
+// (`prompt`, `id`, `idempotency_key`), not as REST locations (`body.prompt`).
 import { isUtf8 } from 'node:buffer';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import toolsJson from '../../generated/mcp-tools.json' with { type: 'json' };
@@ -14,6 +15,7 @@ import type { McpToolRow } from '../operations/operation-index.ts';
 import type { Reply } from '../operations/types.ts';
 import type { AuthContext } from '../services/workspaces/api-keys.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
+import { mcpToolCalls } from '../metrics.ts';
 
 export type { McpToolRow };
 
@@ -152,8 +154,55 @@ export function successResult(tool: McpToolRow, body: unknown): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: body as Record<string, unknown> };
 }
 
-export function errorResult(err: ApiError): CallToolResult {
+/**
+ * A field as the executor names it (`body.prompt`, `body.operations[2].item_id`, `path.id`,
+ * `query.limit`, `header.idempotency-key`, an MCP-only tool's `arguments.script`) → as the tool's
+ * caller named it: the argument (`prompt`, `operations[2].item_id`, `id`, `limit`,
+ * `idempotency_key`, `script`). A whole-body argument keeps its name (`body.x`); the whole call is
+ * `arguments`. Anything else is left as it is.
+ */
+export function toolFieldName(tool: McpToolRow, field: string): string {
+  const m = /^(body|path|query|header|arguments)(?:\.(.+))?$/s.exec(field);
+  if (!m) return field;
+  const [, where, rest] = m;
+  if (where === 'header') {
+    if (rest === undefined) return field;
+    const name = /^[^.[]+/.exec(rest)![0];
+    const arg = Object.entries(tool.routes).find(([, r]) => r.startsWith('header:') && r.slice('header:'.length).toLowerCase() === name.toLowerCase())?.[0];
+    return `${arg ?? name.toLowerCase().replace(/-/g, '_')}${rest.slice(name.length)}`;
+  }
+  if (where === 'body') {
+    const whole = Object.entries(tool.routes).find(([, r]) => r === 'body:whole')?.[0];
+    if (whole) return rest === undefined ? whole : `${whole}.${rest}`;
+  }
+  return rest ?? 'arguments';
+}
+
+/** The envelope of an error with every field named as the tool's arguments (context.field, context.errors[].field and the message). */
+export function toolErrorEnvelope(tool: McpToolRow | undefined, err: ApiError) {
   const envelope = err.toJSON();
+  if (!tool) return envelope;
+  const ctx = envelope.error.context as { field?: unknown; errors?: unknown };
+  const renamed = new Map<string, string>();
+  const rename = (f: unknown) => {
+    if (typeof f !== 'string') return f;
+    const to = toolFieldName(tool, f);
+    if (to !== f) renamed.set(f, to);
+    return to;
+  };
+  const context: Record<string, unknown> = { ...ctx };
+  if ('field' in ctx) context.field = rename(ctx.field);
+  if (Array.isArray(ctx.errors)) context.errors = ctx.errors.map((e) => (e && typeof e === 'object' && 'field' in e ? { ...e, field: rename((e as { field: unknown }).field) } : e));
+  let message = envelope.error.message;
+  // Longest first, each as a whole name (not the start of a longer one).
+  for (const [from, to] of [...renamed].sort((a, b) => b[0].length - a[0].length)) {
+    message = message.replace(new RegExp(`(?<![\\w.\\]])${from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w\\-])`, 'g'), to);
+  }
+  return { error: { ...envelope.error, message, context } };
+}
+
+export function errorResult(err: ApiError, tool?: McpToolRow): CallToolResult {
+  const envelope = toolErrorEnvelope(tool, err);
   const e = envelope.error;
   return {
     isError: true,
@@ -183,7 +232,15 @@ export interface ToolDeps {
  * Runs one tool call; never throws for ApiErrors (they are results). When the structured content
  * is a reply the executor serialised already (the catalog), `onJson` gets that value and its bytes.
  */
-export async function runTool(
+export async function runTool(...args: Parameters<typeof callTool>): Promise<CallToolResult> {
+  const result = await callTool(...args);
+  // By tool and outcome (src/metrics.ts): "success", or the error code of the result.
+  const code = result.isError ? (result.structuredContent as { error?: { code?: unknown } } | undefined)?.error?.code : undefined;
+  mcpToolCalls.inc({ tool: args[1].name, outcome: result.isError ? (typeof code === 'string' ? code : 'error') : 'success' });
+  return result;
+}
+
+async function callTool(
   deps: ToolDeps,
   tool: McpToolRow,
   args: Record<string, unknown>,
@@ -200,7 +257,7 @@ export async function runTool(
     if (onJson && result.structuredContent === value) onJson(value as object, bytes);
     return result;
   } catch (err) {
-    if (err instanceof ApiError) return errorResult(err);
+    if (err instanceof ApiError) return errorResult(err, tool);
     if (isDatabaseUnavailable(err)) return errorResult(databaseUnavailable());
     deps.log.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, tool: tool.name }, 'unhandled error in MCP tool');
     return errorResult(new ApiError('server_error', 'Unexpected server error; retry with backoff and the same idempotency key'));

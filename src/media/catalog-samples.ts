@@ -1,10 +1,11 @@
 // Media samples the catalog links to but the repository does not hold: each built-in voice's
 // spoken sample (voices/<id>.wav, eSpeak NG with the voice's own settings, in its language) and
 // each public avatar's short video (avatars/<id>.mp4, its portrait with a slow push-in, H.264).
-// They are made on first request and kept under DATA_DIR/samples/ (written to a temporary name,
-// then renamed, so a reader never sees half a file); one request makes a given sample at a time
-// per process, and concurrent requests wait for it. Served like the other previews (HTTP range
-// requests, ETag, a day of caching) at the very URLs the catalog and GET /assets give.
+// They are made on first request, in a work folder under DATA_DIR/tmp, and kept in storage under
+// catalog-samples/<path> (every node finds what one node made; storage writes whole objects only);
+// one request makes a given sample at a time per process, and concurrent requests wait for it.
+// Served like stored media (src/http/media.ts: range requests, ETag, a day of caching) at the very
+// URLs the catalog and GET /assets give.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -13,6 +14,8 @@ import sharp from 'sharp';
 import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL, type RawAvatar, type RawVoice } from '../services/catalog/catalog-data.ts';
 import { inputArgs, runFfmpeg } from './ffmpeg.ts';
 import { synthesizeSpeech } from './tts.ts';
+import { jobFolder } from './work-folder.ts';
+import type { Storage } from '../storage/index.ts';
 
 /** What a voice says in its sample, by language (the part of the eSpeak voice before "-" / "+"). */
 const SAMPLE_TEXT: Record<string, (name: string) => string> = {
@@ -93,35 +96,29 @@ async function makeAvatarVideo(avatar: RawAvatar, out: string): Promise<void> {
 }
 
 export interface SampleStore {
-  /** The samples directory (DATA_DIR/samples). */
-  readonly root: string;
-  /** Makes the sample unless it exists; resolves with its path relative to `root`. */
+  /** Makes the sample unless storage holds it; resolves with its storage key. */
   ensure(sample: SampleFile & { make: (out: string) => Promise<void> }): Promise<string>;
 }
 
-export function sampleStore(dataDir: string): SampleStore {
-  const root = path.join(dataDir, 'samples');
+/** Storage key of a sample (relPath: voices/<id>.wav, avatars/<id>.mp4). */
+export const sampleKey = (relPath: string) => `catalog-samples/${relPath}`;
+
+export function sampleStore(storage: Storage, dataDir: string): SampleStore {
   const inFlight = new Map<string, Promise<string>>();
   const build = async (sample: SampleFile & { make: (out: string) => Promise<void> }) => {
-    const file = path.join(root, sample.relPath);
+    const key = sampleKey(sample.relPath);
+    if (await storage.exists(key)) return key;
+    const dir = await jobFolder(dataDir, `sample-${randomBytes(6).toString('hex')}`);
     try {
-      await fs.access(file);
-      return sample.relPath;
-    } catch {
-      // not made yet
-    }
-    await fs.mkdir(path.dirname(file), { recursive: true });
-    const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp${path.extname(file)}`;
-    try {
-      await sample.make(tmp);
-      await fs.rename(tmp, file);
+      const out = path.join(dir, path.basename(sample.relPath));
+      await sample.make(out);
+      await storage.put(key, { file: out }, sample.contentType);
     } finally {
-      await fs.rm(tmp, { force: true });
+      await fs.rm(dir, { recursive: true, force: true });
     }
-    return sample.relPath;
+    return key;
   };
   return {
-    root,
     ensure(sample) {
       let p = inFlight.get(sample.relPath);
       if (!p) {

@@ -8,6 +8,7 @@
 // redirect hop and the body — (`timeoutMs`, default OUTBOUND_FETCH_TIMEOUT_MS) besides the socket
 // idle timeout, and an AbortSignal (the caller hung up): on either the socket is destroyed at
 // once and a FetchRefused ('timeout' or 'aborted') is thrown.
+// The same client POSTs webhook deliveries (`post`): same policy, same bounds, no redirects.
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -18,11 +19,14 @@ import { addressRefusal, isAddressRefusal } from './address-policy.ts';
 export class FetchRefused extends Error {
   readonly reason: 'scheme' | 'address' | 'status' | 'too_large' | 'timeout' | 'aborted' | 'network' | 'redirects';
   readonly retryable: boolean;
-  constructor(reason: FetchRefused['reason'], message: string, retryable = false) {
+  /** The HTTP status answered (reason 'status' only). */
+  readonly status: number | undefined;
+  constructor(reason: FetchRefused['reason'], message: string, retryable = false, status?: number) {
     super(message);
     this.name = 'FetchRefused';
     this.reason = reason;
     this.retryable = retryable;
+    this.status = status;
   }
 }
 
@@ -36,6 +40,8 @@ export interface GuardedFetchOptions {
   maxRedirects?: number;
   /** Aborting it (the caller went away) destroys the request at once. */
   signal?: AbortSignal;
+  /** A POST of this body instead of a GET (webhook deliveries); redirects are then not followed. */
+  post?: { body: string | Buffer; headers: Record<string, string> };
 }
 
 export interface GuardedFetcherOptions {
@@ -130,6 +136,7 @@ export function createGuardedFetcher(config: GuardedFetcherOptions = {}): Guarde
     maxBytes: number;
     idleTimeoutMs: number;
     signal: AbortSignal;
+    post?: GuardedFetchOptions['post'];
   }
 
   function once(url: URL, opts: HopOptions): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
@@ -147,13 +154,16 @@ export function createGuardedFetcher(config: GuardedFetcherOptions = {}): Guarde
         done();
         reject(err);
       };
-      const req = lib.get(
+      const req = lib.request(
         url,
         {
+          method: opts.post ? 'POST' : 'GET',
           agent: agents[url.protocol as 'http:' | 'https:'],
           lookup,
           timeout: opts.idleTimeoutMs,
-          headers: { 'user-agent': 'media-api/1.0 (+reference fetch)', accept: '*/*' },
+          headers: opts.post
+            ? { 'user-agent': 'media-api/1.0 (+webhook)', accept: '*/*', 'content-length': String(Buffer.byteLength(opts.post.body)), ...opts.post.headers }
+            : { 'user-agent': 'media-api/1.0 (+reference fetch)', accept: '*/*' },
         },
         (response) => {
           res = response;
@@ -195,10 +205,11 @@ export function createGuardedFetcher(config: GuardedFetcherOptions = {}): Guarde
         if (isAddressRefusal(err.message)) return fail(new FetchRefused('address', ADDRESS_REFUSED));
         fail(new FetchRefused('network', err.message, true));
       });
+      req.end(opts.post?.body);
     });
   }
 
-  async function follow(raw: string, opts: Required<Omit<GuardedFetchOptions, 'signal'>> & HopOptions): Promise<FetchedBody> {
+  async function follow(raw: string, opts: Required<Omit<GuardedFetchOptions, 'signal' | 'post'>> & HopOptions): Promise<FetchedBody> {
     let current = raw;
     for (let hop = 0; hop <= opts.maxRedirects; hop++) {
       const problem = problemOf(current, opts);
@@ -210,7 +221,7 @@ export function createGuardedFetcher(config: GuardedFetcherOptions = {}): Guarde
         continue;
       }
       if (res.status < 200 || res.status >= 300) {
-        throw new FetchRefused('status', `answered HTTP ${res.status}`, res.status >= 500 || res.status === 429);
+        throw new FetchRefused('status', `answered HTTP ${res.status}`, res.status >= 500 || res.status === 429, res.status);
       }
       return { url: current, status: res.status, contentType: res.headers['content-type']?.split(';')[0].trim().toLowerCase(), body: res.body };
     }
@@ -233,9 +244,10 @@ export function createGuardedFetcher(config: GuardedFetcherOptions = {}): Guarde
           httpsOnly: options.httpsOnly ?? false,
           maxBytes: options.maxBytes ?? defaults.maxBytes,
           timeoutMs,
-          maxRedirects: options.maxRedirects ?? 3,
+          maxRedirects: options.post ? 0 : (options.maxRedirects ?? 3),
           idleTimeoutMs: Math.min(defaults.idleTimeoutMs, timeoutMs),
           signal: bounded.signal,
+          post: options.post,
         });
       } finally {
         clearTimeout(timer);

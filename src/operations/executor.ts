@@ -12,6 +12,7 @@ import { bodyValidatorName, type IndexEntry, type OperationIndex, type Operation
 import { Reply, type AnyHandler } from './types.ts';
 import { MAX_FIELD_ERRORS, validate } from './validate.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
+import { StorageUnavailable } from '../storage/index.ts';
 
 export type { ParamInfo } from './operation-index.ts';
 /** A REST operation of the index. */
@@ -176,6 +177,11 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
         if (err instanceof ApiError) {
           Object.assign(err.headers, limitHeaders);
           throw err;
+        }
+        // Media storage unreachable (S3 down, a full disk): 503, retryable (checked first: its cause may be a refused connection too).
+        if (err instanceof StorageUnavailable) {
+          ctx.log.error({ err: { message: err.message }, operation: op.operationId }, 'media storage unavailable');
+          throw new ApiError('service_unavailable', 'Media storage cannot be reached just now; retry shortly with the same idempotency key', {}, { ...limitHeaders, 'retry-after': '5' });
         }
         // The database went away (or is not back yet): 503, retryable, not a server fault.
         if (isDatabaseUnavailable(err)) throw databaseUnavailable(limitHeaders);

@@ -90,7 +90,8 @@ export interface McpToolRow {
   description: string;
   inputSchema: ToolSchema;
   outputSchema?: ToolSchema;
-  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  /** The behaviour hints (the title is the row's own `title`, not repeated here). */
+  annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
   /** The REST operation the tool runs; null for MCP-only tools (the executor runs the tool's own entry). */
   operationId: string | null;
   /** Arguments the tool always sends (removed from inputSchema). */

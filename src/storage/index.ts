@@ -1,112 +1,21 @@
-// Media storage behind one interface. The local backend keeps files under DATA_DIR/media and
-// the service serves them at /media/<key>?expires=…&signature=… (HMAC-SHA256, expiring), so a
-// URL is never guessable and stops working after its TTL. An S3-compatible backend implements
-// the same interface (put/stat/read/delete + presigned URLs); only the local one ships today.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
-import fs from 'node:fs/promises';
+// Media storage behind one interface, the only code that knows where bytes live. Two backends,
+// chosen by STORAGE: `local` keeps files under DATA_DIR/media (src/storage/local.ts); `s3` keeps
+// objects in an S3-compatible bucket with the AWS SDK v3 (src/storage/s3.ts). Either way the
+// service serves them at /media/<key>?expires=…&signature=… (HMAC-SHA256, expiring), streamed
+// through the API (src/http/media.ts), so a URL is never guessable, stops working after its TTL,
+// has the same shape whatever the backend, and a bucket stays private.
 import path from 'node:path';
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Config } from '../config.ts';
+import { urlSigner, type Storage } from './core.ts';
+import { localStorage } from './local.ts';
+import { s3Storage } from './s3.ts';
 
-export interface StoredObject {
-  key: string;
-  bytes: number;
-  contentType: string;
-}
+export * from './core.ts';
+export { localStorage, s3Storage };
 
-export interface Storage {
-  readonly kind: 'local';
-  /** Stores bytes under `key` (overwrites: steps that store are safe to repeat). */
-  put(key: string, source: Buffer | Readable | { file: string }, contentType: string): Promise<StoredObject>;
-  read(key: string): Readable;
-  readBuffer(key: string): Promise<Buffer>;
-  /**
-   * Copies the object into `file` (a job's own folder): tools that need a file (ffmpeg) get a copy
-   * of their input, never the stored object's path, so nothing they open leads back into storage.
-   */
-  copyToFile(key: string, file: string): Promise<void>;
-  /** Size in bytes of a stored object. */
-  size(key: string): Promise<number>;
-  exists(key: string): Promise<boolean>;
-  delete(key: string): Promise<void>;
-  signedUrl(key: string, ttlSeconds?: number): string;
-  verify(key: string, expires: string | undefined, signature: string | undefined): 'ok' | 'expired' | 'invalid';
-}
-
-const KEY_RE = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,400}$/;
-
-export function assertKey(key: string): void {
-  if (!KEY_RE.test(key) || key.split('/').some((p) => p === '..' || p === '.' || p === '')) {
-    throw new Error(`Invalid storage key "${key}"`);
-  }
-}
-
-export interface LocalStorageOptions {
-  root: string;
-  publicBaseUrl: string;
-  secret: Buffer;
-  defaultTtlSeconds: number;
-}
-
-export const MEDIA_PREFIX = '/media/';
-
-export function localStorage(opts: LocalStorageOptions): Storage {
-  const file = (key: string) => {
-    assertKey(key);
-    return path.join(opts.root, key);
-  };
-  const sign = (key: string, expires: number) => createHmac('sha256', opts.secret).update(`${key}\n${expires}`).digest('base64url');
-  return {
-    kind: 'local',
-    async put(key, source, contentType) {
-      const target = file(key);
-      await fs.mkdir(path.dirname(target), { recursive: true });
-      const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-      try {
-        if (Buffer.isBuffer(source)) await fs.writeFile(tmp, source);
-        else if ('file' in source) await fs.copyFile(source.file, tmp);
-        else await pipeline(source, createWriteStream(tmp));
-        await fs.rename(tmp, target);
-      } catch (err) {
-        await fs.rm(tmp, { force: true });
-        throw err;
-      }
-      const { size } = await fs.stat(target);
-      return { key, bytes: size, contentType };
-    },
-    read: (key) => createReadStream(file(key)),
-    readBuffer: (key) => fs.readFile(file(key)),
-    // A copy-on-write clone where the filesystem offers one, else a plain copy.
-    copyToFile: (key, target) => fs.copyFile(file(key), target, fsConstants.COPYFILE_FICLONE),
-    size: async (key) => (await fs.stat(file(key))).size,
-    async exists(key) {
-      return fs.stat(file(key)).then(
-        () => true,
-        () => false,
-      );
-    },
-    async delete(key) {
-      await fs.rm(file(key), { force: true });
-    },
-    signedUrl(key, ttlSeconds = opts.defaultTtlSeconds) {
-      assertKey(key);
-      const expires = Math.floor(Date.now() / 1000) + ttlSeconds;
-      const encoded = key.split('/').map(encodeURIComponent).join('/');
-      return `${opts.publicBaseUrl}${MEDIA_PREFIX}${encoded}?expires=${expires}&signature=${sign(key, expires)}`;
-    },
-    verify(key, expires, signature) {
-      if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return 'invalid';
-      try {
-        assertKey(key);
-      } catch {
-        return 'invalid';
-      }
-      const want = Buffer.from(sign(key, Number(expires)));
-      const got = Buffer.from(signature);
-      if (want.length !== got.length || !timingSafeEqual(want, got)) return 'invalid';
-      if (Number(expires) < Date.now() / 1000) return 'expired';
-      return 'ok';
-    },
-  };
+/** The backend the configuration names (STORAGE), signing URLs with `secret`. */
+export function createStorage(config: Pick<Config, 'dataDir' | 'publicBaseUrl' | 'mediaUrlTtlSeconds' | 'storage'>, secret: Buffer): Storage {
+  const signer = urlSigner({ publicBaseUrl: config.publicBaseUrl, secret, defaultTtlSeconds: config.mediaUrlTtlSeconds });
+  if (config.storage.kind === 's3') return s3Storage(config.storage.s3, signer);
+  return localStorage({ root: path.join(config.dataDir, 'media'), signer });
 }

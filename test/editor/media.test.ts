@@ -38,9 +38,11 @@ async function mediaCount(a: TestApp, orgId: string): Promise<number> {
   const [row] = await a.service.ctx.sql`select count(*)::int as n from media where org_id = ${orgId}`;
   return row.n;
 }
-function storedFiles(a: TestApp, orgId: string): string[] {
-  const dir = path.join(a.service.ctx.config.dataDir, 'media', 'editor-media', orgId);
-  return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+/** Names of the workspace's stored editor media, read through storage (whatever its backend). */
+async function storedFiles(a: TestApp, orgId: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const o of a.service.ctx.storage.list(`editor-media/${orgId}/`)) names.push(path.basename(o.key));
+  return names;
 }
 function multipart(fields: Record<string, string>, file?: { name?: string; filename: string; type: string; body: Buffer }) {
   const boundary = `----editor${Math.random().toString(16).slice(2)}`;
@@ -102,7 +104,7 @@ t.test('refused uploads are 400 with a clear message, and nothing is stored', as
   t.equal(missingProject.status, 404);
   t.equal(missingProject.body.error.context.field, 'body.video_id');
   t.equal(await mediaCount(app, own.orgId), 0, 'no media row');
-  t.same(storedFiles(app, own.orgId), [], 'no stored file');
+  t.same(await storedFiles(app, own.orgId), [], 'no stored file');
 });
 
 t.test('multipart uploads stream the file part; fields are validated like JSON', async (t) => {
@@ -116,7 +118,7 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
   t.match(res.body.editor_item, { type: 'video', media_id: res.body.media.id, from_seconds: 1, duration_seconds: 1.5, fit: 'contain', audio_role: 'source_video' });
   t.equal(res.body.video_id, project.id);
   t.equal(res.body.version, 2);
-  const stored = fs.readFileSync(path.join(app.service.ctx.config.dataDir, 'media', 'editor-media', own.orgId, `${res.body.media.id}.mp4`));
+  const stored = await app.service.ctx.storage.readBuffer(`editor-media/${own.orgId}/${res.body.media.id}.mp4`);
   t.same(stored, video, 'the streamed bytes were stored intact');
 
   const before = await mediaCount(app, own.orgId);
@@ -128,13 +130,16 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
     ['bad placement', multipart({ add_to_editor: 'true', video_id: String(project.id), placement: '{"fit":"stretch"}' }, { filename: 'a.mp4', type: 'video/mp4', body: video }), 'body.placement.fit'],
     ['file part under another name', multipart({}, { name: 'upload', filename: 'a.mp4', type: 'video/mp4', body: video }), 'body.upload'],
   ];
-  for (const [name, body, field] of refusals) {
-    const r = await app.request('POST', '/api/v1/editor/media', { key: own.key, ...body });
-    t.equal(r.status, 400, `${name}: ${r.text.slice(0, 200)}`);
-    t.ok(r.body.error.context.errors?.some((e: { field: string }) => e.field === field), `${name}: names ${field} (${JSON.stringify(r.body.error.context.errors)})`);
+  // POST /editor/media/file (uploadEditorMediaFile) is the multipart-only alias: same checks.
+  for (const url of ['/api/v1/editor/media', '/api/v1/editor/media/file']) {
+    for (const [name, body, field] of refusals) {
+      const r = await app.request('POST', url, { key: own.key, ...body });
+      t.equal(r.status, 400, `${url} ${name}: ${r.text.slice(0, 200)}`);
+      t.ok(r.body.error.context.errors?.some((e: { field: string }) => e.field === field), `${url} ${name}: names ${field} (${JSON.stringify(r.body.error.context.errors)})`);
+    }
   }
   t.equal(await mediaCount(app, own.orgId), before, 'no media row for any refusal');
-  t.equal(storedFiles(app, own.orgId).length, before, 'no stored file for any refusal');
+  t.equal((await storedFiles(app, own.orgId)).length, before, 'no stored file for any refusal');
   const tmp = path.join(app.service.ctx.config.dataDir, 'tmp');
   t.same(fs.existsSync(tmp) ? fs.readdirSync(tmp) : [], [], 'no temporary file left behind');
 
@@ -142,6 +147,21 @@ t.test('multipart uploads stream the file part; fields are validated like JSON',
   t.equal(unauth.status, 401, 'multipart needs a key before anything is read');
   const wrongOp = await app.request('POST', '/api/v1/editor/videos', { key: own.key, ...multipart({ title: 'x' }) });
   t.equal(wrongOp.status, 415, 'multipart is only accepted where the spec says so');
+});
+
+t.test('POST /editor/media/file: the multipart-only form of the upload, for generated clients', async (t) => {
+  const own = await app.workspace();
+  const project = await createProject(app, own.key);
+  const video = colorVideo('alias', 'green', 1);
+  const form = multipart({ title: 'Via alias', add_to_editor: 'true', video_id: String(project.id), placement: JSON.stringify({ from_seconds: 0, fit: 'cover' }) }, { filename: 'alias.mp4', type: 'video/mp4', body: video });
+  const res = await app.request('POST', '/api/v1/editor/media/file', { key: own.key, ...form });
+  t.equal(res.status, 200, res.text.slice(0, 300));
+  t.match(res.body.media, { title: 'Via alias', filename: 'alias.mp4', media_type: 'video', size_bytes: video.length, status: 'ready' });
+  t.match(res.body.editor_item, { type: 'video', media_id: res.body.media.id, fit: 'cover' });
+  t.equal(res.body.video_id, project.id);
+  const json = await app.request('POST', '/api/v1/editor/media/file', { key: own.key, body: { media_type: 'image', media: { filename: 'a.png', data: dataUrl('image/png', await colorPng('red')) } } });
+  t.equal(json.status, 415, 'JSON uploads go to POST /editor/media');
+  t.match(json.body.error, { code: 'unsupported_media_type', context: { supported_content_types: ['multipart/form-data'] } });
 });
 
 t.test('GET /editor/media filters by type (audio includes voices), searches and pages', async (t) => {

@@ -12,6 +12,7 @@ import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
 import { createOrganization, type Plan } from '../../src/services/workspaces/organizations.ts';
 import { checkResponse } from './contract.ts';
 import { createTestDatabase } from './db.ts';
+import { startS3, type TestS3 } from './s3.ts';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -34,6 +35,8 @@ export interface RequestOptions {
 
 export interface TestApp {
   url: string;
+  /** The S3 server storage uses (STORAGE=s3 from TEST_STORAGE=s3), else undefined. */
+  s3: TestS3 | undefined;
   service: Service;
   databaseUrl: string;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
@@ -59,13 +62,25 @@ export interface TestAppOptions {
   databaseUrl?: string;
 }
 
+const s3ByDatabase = new Map<string, Promise<TestS3>>();
+
 export async function startTestApp(t: Test, env: Record<string, string> = {}, opts: TestAppOptions = {}): Promise<TestApp> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase(t));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'media-api-data-'));
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   // A known port, so PUBLIC_BASE_URL (signed media URLs) points at this very server.
   const port = await freePort();
+  // TEST_STORAGE=s3 runs a test file's apps on S3 storage, unless it sets STORAGE itself: an s3rver
+  // per database, so apps sharing a database (several nodes) share a bucket, as in production.
+  // Processes a test spawns get it from `app.s3.env`.
+  let s3: TestS3 | undefined;
+  if (process.env.TEST_STORAGE === 's3' && env.STORAGE === undefined) {
+    let started = s3ByDatabase.get(databaseUrl);
+    if (!started) s3ByDatabase.set(databaseUrl, (started = startS3(t)));
+    s3 = await started;
+  }
   const config = loadConfig({
+    ...s3?.env,
     DATABASE_URL: databaseUrl,
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -125,5 +140,5 @@ export async function startTestApp(t: Test, env: Record<string, string> = {}, op
     return { orgId: org.id, key: key.key, keyId: key.id };
   };
 
-  return { url, service, databaseUrl, request, workspace };
+  return { url, s3, service, databaseUrl, request, workspace };
 }

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { AVATAR_VIDEO, sampleFor, sampleLanguage, sampleText } from '../../src/media/catalog-samples.ts';
+import { AVATAR_VIDEO, sampleFor, sampleKey, sampleLanguage, sampleText } from '../../src/media/catalog-samples.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
 import { findVoice } from '../../src/services/catalog/catalog-data.ts';
 import { startTestApp } from '../helpers/app.ts';
@@ -91,16 +91,21 @@ t.test('every public avatar video is a short H.264 video of the portrait', async
   t.equal(Number(head.headers.get('content-length')), whole.length);
 });
 
-t.test('made once: concurrent first requests share one file, no temporary files left', async (t) => {
+t.test('made once: concurrent first requests share one stored object, no temporary files left', async (t) => {
   const voice = assets.voices.find((v) => v.source === 'built_in')!;
-  // A fresh service on a fresh data folder, so nothing is made yet.
+  // A fresh service on a fresh data folder (and, under TEST_STORAGE=s3, a fresh bucket), so nothing is made yet.
   const fresh = await startTestApp(t, { DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'samples-fresh-')) });
+  t.teardown(() => fs.rmSync(fresh.service.ctx.config.dataDir, { recursive: true, force: true }));
   const url = `${fresh.url}${new URL(voice.preview_url).pathname}`;
   const bodies = await Promise.all(Array.from({ length: 4 }, async () => Buffer.from(await (await fetch(url)).arrayBuffer())));
   for (const b of bodies.slice(1)) t.same(b, bodies[0], 'the same bytes');
-  const dir = path.join(fresh.service.ctx.config.dataDir, 'samples', 'voices');
-  t.same(fs.readdirSync(dir), [`${voice.id}.wav`], 'one file, no temporary files');
-  fs.rmSync(fresh.service.ctx.config.dataDir, { recursive: true, force: true });
+  const stored: string[] = [];
+  for await (const o of fresh.service.ctx.storage.list('catalog-samples/')) stored.push(o.key);
+  t.same(stored, [sampleKey(`voices/${voice.id}.wav`)], 'one stored object');
+  t.same(await fresh.service.ctx.storage.readBuffer(stored[0]), bodies[0], 'the bytes served are the stored ones');
+  const tmp = path.join(fresh.service.ctx.config.dataDir, 'tmp');
+  t.same(fs.existsSync(tmp) ? fs.readdirSync(tmp) : [], [], 'no work folder left');
+  t.notOk(fs.existsSync(path.join(fresh.service.ctx.config.dataDir, 'samples')), 'nothing kept outside storage');
 });
 
 t.test('anything else is a 404 in the error envelope', async (t) => {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
 import t from 'tap';
-import { brandKits, creditLedger, facelessVideos, organizations } from '../../src/db/schema/index.ts';
+import { brandKits, creditLedger, facelessVideos, organizations, webhookEndpoints, webhookEvents } from '../../src/db/schema/index.ts';
 import { extractFrame, probe } from '../../src/media/ffmpeg.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
@@ -257,6 +257,7 @@ t.test('from a prompt in Spanish, 16:9, another style: the written script, full 
 
 t.test('a reference that fails at render time: error, refunded once', async (t) => {
   const ws = await app.workspace({ credits: 100 });
+  await db.insert(webhookEndpoints).values({ orgId: ws.orgId, url: 'https://127.0.0.1:9/hook', eventTypes: ['faceless_video.failed'], secret: 'whsec_dGVzdA==' });
   const res = await app.request('POST', '/api/v1/faceless-videos', {
     key: ws.key,
     body: { script: SCRIPT, duration: '6', reference_image_urls: [`${base}/gone.png`] },
@@ -271,4 +272,7 @@ t.test('a reference that fails at render time: error, refunded once', async (t) 
   t.equal(await credits(ws.orgId), 100, 'refunded');
   const ledger = await db.select().from(creditLedger).where(eq(creditLedger.orgId, ws.orgId));
   t.equal(ledger.filter((l) => l.reason === 'faceless_video_refund').length, 1, 'refunded once');
+  const events = await db.select().from(webhookEvents).where(eq(webhookEvents.orgId, ws.orgId));
+  t.equal(events.length, 1, 'one faceless_video.failed event');
+  t.match(JSON.parse(events[0].body), { type: 'faceless_video.failed', data: { object: 'video', id: res.body.video_id, kind: 'faceless', status: 'error' } });
 });

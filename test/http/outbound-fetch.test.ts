@@ -66,9 +66,11 @@ const app = await startTestApp(
 
 const balance = async (a: TestApp, orgId: string) => (await a.service.ctx.db.select().from(organizations).where(eq(organizations.id, orgId)))[0].credits;
 const mediaCount = async (orgId: string) => Number((await app.service.ctx.sql`select count(*)::int as n from media where org_id = ${orgId}`)[0].n);
-const storedFiles = (orgId: string) => {
-  const dir = path.join(app.service.ctx.config.dataDir, 'media', 'editor-media', orgId);
-  return fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+/** The workspace's stored editor media, read through storage (whatever its backend). */
+const storedFiles = async (orgId: string) => {
+  const keys: string[] = [];
+  for await (const o of app.service.ctx.storage.list(`editor-media/${orgId}/`)) keys.push(o.key);
+  return keys;
 };
 const waitUntil = async (ok: () => boolean, ms: number) => {
   const end = Date.now() + ms;
@@ -115,7 +117,7 @@ t.test('a dripping URL behind POST /editor/videos/{id}/media ends at the deadlin
   t.ok(await waitUntil(() => mine.every((c) => c.closed), 2000), 'the dripping connection is closed');
   t.ok(mine[0].closed! - started < DEADLINE_MS + 1500, `closed ${mine[0].closed! - started} ms after the request`);
   t.equal(await mediaCount(ws.orgId), 0, 'nothing stored');
-  t.same(storedFiles(ws.orgId), []);
+  t.same(await storedFiles(ws.orgId), []);
   t.equal(await balance(app, ws.orgId), 100);
 });
 
@@ -127,7 +129,7 @@ t.test('a client that hangs up cancels its fetch: REST', async (t) => {
   await hangUpMidFetch(t, 'PATCH', `/api/v1/editor/videos/${project.id}`, ws.key, { operations: [{ type: 'add_sound_effect', url: dripUrl }] });
   await new Promise((r) => setTimeout(r, 300));
   t.equal(await mediaCount(ws.orgId), 0, 'nothing stored');
-  t.same(storedFiles(ws.orgId), []);
+  t.same(await storedFiles(ws.orgId), []);
   t.equal(await balance(app, ws.orgId), 100, 'nothing charged');
   const after = await app.request('GET', `/api/v1/editor/videos/${project.id}`, { key: ws.key });
   t.equal(after.body.version, project.version, 'the project is unchanged');
@@ -144,7 +146,7 @@ t.test('a client that hangs up cancels its fetch: MCP, direct path and SDK Serve
   await hangUpMidFetch(t, 'POST', '/mcp', ws.key, call({ name: 'upload_editor_media_from_url', arguments: args, _meta: { progressToken: 7 } }), mcpHeaders);
   await new Promise((r) => setTimeout(r, 300));
   t.equal(await mediaCount(ws.orgId), 0, 'nothing stored');
-  t.same(storedFiles(ws.orgId), []);
+  t.same(await storedFiles(ws.orgId), []);
 });
 
 t.test('a job’s fetch ends at the job deadline: the reference fails and is refunded', async (t) => {

@@ -3,9 +3,7 @@
 // once (idempotent), stores inline images at once and URL media after the analysis, which makes
 // it ready (or failed and refunded); the list, the recommendations and the target suggestions;
 // another workspace sees nothing; a ready reference works in POST /generations.
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { organizations } from '../../src/db/schema/index.ts';
@@ -165,8 +163,9 @@ t.test('media the analysis refuses: failed with the reason, refunded exactly onc
     'one charge and one refund each',
   );
   t.equal(await count('media', ws.orgId), 0, 'the fetched good image was not kept either');
-  const stored = path.join(app.service.ctx.config.dataDir, 'media', 'editor-media', ws.orgId);
-  t.same(fs.existsSync(stored) ? fs.readdirSync(stored) : [], [], 'and no file of it is left in storage');
+  const stored: string[] = [];
+  for await (const o of app.service.ctx.storage.list(`editor-media/${ws.orgId}/`)) stored.push(o.key);
+  t.same(stored, [], 'and no file of it is left in storage');
 });
 
 t.test('a video reference, public: ready with its video, review pending', async (t) => {

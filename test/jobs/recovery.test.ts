@@ -20,6 +20,7 @@ function worker(): ChildProcess {
     detached: true, // its own process group, so ffmpeg dies with it
     env: {
       ...process.env,
+      ...api.s3?.env, // the API's bucket under TEST_STORAGE=s3
       DATABASE_URL: api.databaseUrl,
       DATA_DIR: dataDir,
       MEDIA_SIGNING_SECRET: 'test-media-signing-secret',

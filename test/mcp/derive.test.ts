@@ -88,7 +88,7 @@ t.test('a new operation in the spec becomes a tool of the running server, with n
   t.notOk(ok.isError);
   t.match(ok.structuredContent, { object: 'workspace_assets' });
   const bad = await client.callTool({ name: 'list_workspace_assets_again', arguments: { limit: 99 } });
-  t.match(bad.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'query.limit' }] } } }, 'validated by the new operation’s validators');
+  t.match(bad.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'limit' }] } } }, 'validated by the new operation’s validators, named as the argument');
 });
 
 t.test('schemas are self-contained JSON Schema', async (t) => {

@@ -37,9 +37,20 @@ t.test('inspector --cli --transport http --method tools/list', async (t) => {
   t.ok(out.tools.some((x) => x.name === 'create_generation'));
 });
 
-t.test('inspector tools/list --strict: no error-severity portability problem in the tool schemas', async (t) => {
+// The Inspector lints every tool schema for portability (type arrays such as ["string","null"],
+// remote $refs, bare boolean and untyped subschemas) and, with --strict, prints each finding on
+// stderr ("Warning: tool …" / "Error: tool …", then a count) and exits 6 on error-severity ones.
+// The table must give it nothing to say: 0 errors and 0 warnings.
+t.test('inspector tools/list --strict: 0 portability findings (errors or warnings)', async (t) => {
   const r = await cli('--method', 'tools/list', '--strict');
   t.equal(r.code, 0, `exit ${r.code}: ${r.stderr.slice(0, 4000)}`);
+  t.notMatch(r.stderr, /^(Warning|Error): tool /m, r.stderr.slice(0, 4000));
+  t.notMatch(r.stderr, /Schema portability|\d+ warnings?\b/, 'no count of findings either');
+  const json = await cli('--method', 'tools/list', '--strict', '--format', 'json');
+  t.equal(json.code, 0, json.stderr.slice(0, 4000));
+  const envelope = JSON.parse(json.stdout) as { result: { tools: unknown[] }; schemaFindings?: unknown[] };
+  t.equal(envelope.result.tools.length, MCP_TOOLS.length, 'the whole list was linted');
+  t.notOk('schemaFindings' in envelope, `no findings: ${JSON.stringify(envelope.schemaFindings)?.slice(0, 2000)}`);
 });
 
 t.test('inspector tools/call get_workspace', async (t) => {

@@ -114,7 +114,7 @@ t.test('rate limit: upload_editor_media_from_url is counted per workspace by its
   t.equal(first.headers['RateLimit-Policy'], `"media_imports";q=${IMPORT_LIMIT};w=60`);
   t.match(first.headers.RateLimit, /^"media_imports";r=2;t=\d+$/);
   const second = await c.callTool({ name: 'upload_editor_media_from_url', arguments: { url: 'https://10.1.2.3/b.png', surprise: true } });
-  t.match(second.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'arguments.surprise', message: 'is not a known field' }] } } }, 'counted over MCP too, then validated');
+  t.match(second.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'surprise', message: 'is not a known field' }] } } }, 'counted over MCP too, then validated (the field named as the argument)');
   const third = await c.callTool({ name: 'upload_editor_media_from_url', arguments: { url: 'https://10.1.2.3/c.png', media_type: 'image' } });
   t.match(third.structuredContent, { error: { code: 'bad_request' } });
 

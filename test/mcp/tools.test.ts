@@ -37,11 +37,13 @@ t.test('tools/list: every seed tool, each with a self-contained object schema an
     t.notOk(text.includes('"$ref"'), `${tool.name}: no $ref`);
     t.notOk(text.includes('"$schema"'), `${tool.name}: no $schema`);
     t.ok(tool.description && tool.description.length > 20, `${tool.name}: has a description`);
-    t.equal(tool.outputSchema?.type, 'object', `${tool.name}: output schema is an object schema`);
+    if (tool.outputSchema) t.equal(tool.outputSchema.type, 'object', `${tool.name}: output schema is an object schema`);
     t.type(tool.annotations?.readOnlyHint, 'boolean', `${tool.name}: annotations`);
   }
   const byName = new Map(tools.map((x) => [x.name, x]));
-  t.match(byName.get('get_generation')!.annotations, { title: String, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }, 'GET → read-only, idempotent');
+  t.equal(byName.get('get_generation')!.title, 'Get a generation\'s status', 'the title, once (not repeated in annotations)');
+  t.match(byName.get('get_generation')!.outputSchema, { type: 'object', properties: { status: { type: 'string', enum: ['generating', 'completed', 'error'] } } }, 'a polled result: its status values');
+  t.match(byName.get('get_generation')!.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }, 'GET → read-only, idempotent');
   t.match(byName.get('create_generation')!.annotations, { readOnlyHint: false, destructiveHint: false, idempotentHint: false }, 'POST → not read-only');
   t.match(byName.get('apply_editor_edits')!.annotations, { readOnlyHint: false, destructiveHint: true }, 'PATCH → destructive');
   t.match(byName.get('publish_media_to_social')!.annotations, { readOnlyHint: false, openWorldHint: true }, 'spec override');
@@ -83,7 +85,7 @@ t.test('get_workspace: organization, plan, credits and the caller scopes', async
   t.type((res.structuredContent as { credits: number }).credits, 'number');
   const bad = await client.callTool({ name: 'get_workspace', arguments: { surprise: 1 } });
   t.ok(bad.isError, 'unknown arguments are refused');
-  t.match(bad.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'arguments.surprise', message: 'is not a known field' }] } } });
+  t.match(bad.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'surprise', message: 'is not a known field' }] } } });
 });
 
 t.test('create_generation and get_generation run the REST operations (same outcome as the REST twin)', async (t) => {
@@ -120,31 +122,41 @@ t.test('create_generation and get_generation run the REST operations (same outco
   t.match(got.structuredContent, { id, object: restGot.body.object });
 });
 
-t.test('get_generation of an unknown id: the REST twin error as an isError result', async (t) => {
+t.test('get_generation of an unknown id: the REST twin error as an isError result, the field named as the argument', async (t) => {
   const id = '00000000-0000-4000-8000-000000000000';
   const rest = await app.request('GET', `/api/v1/generations/${id}`, { key: ws.key });
   const res = await client.callTool({ name: 'get_generation', arguments: { id } });
   t.ok(res.isError);
-  t.equal((res.structuredContent as { error: { code: string } }).error.code, rest.body.error.code);
-  t.same(res.structuredContent, rest.body, 'the same envelope');
+  t.equal(rest.body.error.context.field, 'path.id', 'REST names the location');
+  t.same(res.structuredContent, { error: { ...rest.body.error, context: { ...rest.body.error.context, field: 'id' } } }, 'the same envelope, with the argument name');
 });
 
-t.test('a tool error is a result with isError and the envelope, never a protocol error', async (t) => {
+t.test('a tool error is a result with isError and the envelope, never a protocol error; fields are the tool arguments', async (t) => {
   const body = { template_slug: 'product-spotlight', prompt: 'x'.repeat(9000), surprise: true };
-  const rest = await app.request('POST', '/api/v1/generations', { key: ws.key, body });
+  const rest = await app.request('POST', '/api/v1/generations', { key: ws.key, body, headers: { 'idempotency-key': 'bad key' } });
   t.equal(rest.status, 400);
-  const res = await client.callTool({ name: 'create_generation', arguments: body });
+  const res = await client.callTool({ name: 'create_generation', arguments: { ...body, idempotency_key: 'bad key' } });
   t.equal(res.isError, true);
-  t.same(res.structuredContent, rest.body, 'the same envelope as REST (code, message, retryable, context)');
-  t.match(res.structuredContent, { error: { code: 'bad_request', retryable: false } });
-  const fields = (res.structuredContent as { error: { context: { errors: { field: string }[] } } }).error.context.errors.map((e) => e.field);
-  t.ok(fields.includes('body.type') && fields.includes('body.prompt') && fields.includes('body.surprise'), 'names each failing field');
+  const restErr = rest.body.error;
+  const err = (res.structuredContent as { error: typeof restErr }).error;
+  t.match(err, { code: 'bad_request', retryable: false });
+  const restFields = restErr.context.errors.map((e: { field: string }) => e.field).sort();
+  const fields = err.context.errors.map((e: { field: string }) => e.field).sort();
+  t.same(restFields, ['body.prompt', 'body.surprise', 'body.type', 'header.idempotency-key'], 'REST keeps <location>.<path>');
+  t.same(fields, ['idempotency_key', 'prompt', 'surprise', 'type'], 'MCP names the tool arguments');
+  t.same(err.context.errors.map((e: { message: string }) => e.message).sort(), restErr.context.errors.map((e: { message: string }) => e.message).sort(), 'the same messages per field');
+  t.notMatch(err.message, /body\.|header\./, 'the message names the arguments too');
+  t.match(err.message, /\bprompt\b/);
   t.match((res.content as { text: string }[])[0].text, /^Error bad_request: /);
 
   const id = await client.callTool({ name: 'get_generation', arguments: { id: 'not-a-uuid' } });
-  t.match(id.structuredContent, { error: { code: 'bad_request' } });
   const idRest = await app.request('GET', '/api/v1/generations/not-a-uuid', { key: ws.key });
-  t.same(id.structuredContent, idRest.body);
+  t.match(idRest.body, { error: { code: 'bad_request', context: { errors: [{ field: 'path.id' }] } } });
+  t.match(id.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'id' }] } } });
+  t.notMatch((id.structuredContent as { error: { message: string } }).error.message, /path\.id/);
+
+  const list = await client.callTool({ name: 'list_editor_videos', arguments: { limit: 0 } });
+  t.match(list.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'limit' }] } } }, 'a query parameter by its argument name');
 });
 
 t.test('MCP-only tools: recommend_voice ranks voices; pending ones answer not_implemented', async (t) => {
@@ -162,7 +174,7 @@ t.test('MCP-only tools: recommend_voice ranks voices; pending ones answer not_im
   const top = (british.structuredContent as typeof res.structuredContent & { data: { voice: { locale: string[]; style_tags: string[] } }[] }).data[0];
   t.match(top.voice.locale, ['en-GB']);
   const bad = await client.callTool({ name: 'recommend_voice', arguments: { language: 'en' } });
-  t.match(bad.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'arguments.script', message: 'is required' }] } } });
+  t.match(bad.structuredContent, { error: { code: 'bad_request', context: { errors: [{ field: 'script', message: 'is required' }] } } });
 
   const social = await connect(app, (await app.workspace({ scopes: ['social:read', 'social:write', 'generations:read'] })).key);
   t.teardown(() => social.close());

@@ -3,4 +3,5 @@ export * from './core.ts';
 export * from './generations.ts';
 export * from './mcp.ts';
 export * from './editor.ts';
+export * from './webhooks.ts';
 export * from './faceless.ts';

@@ -29,6 +29,7 @@ import { eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import { organizations } from '../../db/schema/index.ts';
 import { ApiError } from '../../errors.ts';
+import { creditsCharged } from '../../metrics.ts';
 import { applyCreditChange, type Tx } from './credits.ts';
 import { claimIdempotent, fingerprint, recordIdempotent, type IdemKey } from './idempotency.ts';
 
@@ -106,7 +107,9 @@ export async function runChargedCommand<P extends Priced, R extends { idempotent
   const idem: { key: IdemKey; print: string } | undefined = cmd.idempotencyKey
     ? { key: { orgId: cmd.orgId, operation: cmd.operation, key: cmd.idempotencyKey }, print: fingerprint(cmd.request) }
     : undefined;
-  return ctx.db.transaction(async (tx) => {
+  // Credits deducted by this call, counted once its transaction has committed (src/metrics.ts).
+  let charged = 0;
+  const response = await ctx.db.transaction(async (tx) => {
     // 1. The key first: a replay is answered from what was stored, nothing is looked at again.
     let prior: Progress = { groupId: randomUUID(), unitIds: [], creditsDeducted: 0 };
     if (idem) {
@@ -156,6 +159,7 @@ export async function runChargedCommand<P extends Priced, R extends { idempotent
       const after = await applyCreditChange(tx, { orgId: cmd.orgId, delta: -cost, reason: cmd.ledger.reason, reference: cmd.ledger.reference(prior.groupId) });
       if (after === null) throw refuse(await balanceOf(tx, cmd.orgId));
       remainingCredits = after;
+      charged = cost;
     } else remainingCredits = await balanceOf(tx, cmd.orgId);
 
     // 6. The response, stored with the key.
@@ -178,4 +182,6 @@ export async function runChargedCommand<P extends Priced, R extends { idempotent
     }
     return response;
   });
+  if (charged > 0) creditsCharged.inc({ operation: cmd.operation }, charged);
+  return response;
 }

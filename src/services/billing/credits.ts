@@ -3,6 +3,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { creditLedger, organizations } from '../../db/schema/index.ts';
+import { creditsRefunded } from '../../metrics.ts';
 
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 type Executor = Db | Tx;
@@ -35,6 +36,9 @@ export async function applyCreditChange(db: Executor, change: CreditChange): Pro
     insert into ${creditLedger} (org_id, delta, balance_after, reason, reference)
     select ${change.orgId}, ${change.delta}, credits, ${change.reason}, ${change.reference ?? null} from changed
     returning balance_after`)) as unknown as { balance_after: number }[];
+  // Refunds are counted when their ledger row is written (the last statement of the failing
+  // work's transaction); charges are counted by the charged command once committed.
+  if (rows.length && change.delta > 0 && change.reason.endsWith('_refund')) creditsRefunded.inc({ reason: change.reason }, change.delta);
   return rows.length ? Number(rows[0].balance_after) : null;
 }
 

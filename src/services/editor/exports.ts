@@ -10,6 +10,7 @@ import { ApiError, badRequest } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { RenderQuality } from '../../media/timeline.ts';
 import type { Tx } from '../billing/credits.ts';
+import { recordTerminalEvent } from '../webhooks/events.ts';
 import { timelineDuration, type Timeline } from './model.ts';
 
 type S = components['schemas'];
@@ -261,12 +262,13 @@ export async function completeExport(ctx: AppContext, row: ExportRow, out: { sto
           indexedText: snap.title,
         })
         .returning({ id: media.id });
-      const done = await tx
+      const [done] = await tx
         .update(editorExports)
         .set({ status: 'completed', outputMediaId: m.id, progress: 100, completedAt: new Date(), updatedAt: new Date() })
         .where(and(eq(editorExports.id, row.id), eq(editorExports.status, 'rendering')))
-        .returning({ id: editorExports.id });
-      if (!done.length) tx.rollback();
+        .returning();
+      if (!done) tx.rollback();
+      await recordTerminalEvent(ctx, tx, { orgId: row.orgId, type: 'export.completed', data: view(ctx, done, { storageKey: out.storageKey, sizeBytes: out.bytes }) });
       return true;
     })
     .catch((err: unknown) => {
@@ -276,10 +278,14 @@ export async function completeExport(ctx: AppContext, row: ExportRow, out: { sto
 }
 
 export async function failExport(ctx: AppContext, id: string, detail: S['FailureDetail']): Promise<boolean> {
-  const rows = await ctx.db
-    .update(editorExports)
-    .set({ status: 'failed', error: detail, updatedAt: new Date(), completedAt: new Date() })
-    .where(and(eq(editorExports.id, id), inArray(editorExports.status, ['queued', 'rendering'])))
-    .returning({ id: editorExports.id });
-  return rows.length > 0;
+  return ctx.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(editorExports)
+      .set({ status: 'failed', error: detail, updatedAt: new Date(), completedAt: new Date() })
+      .where(and(eq(editorExports.id, id), inArray(editorExports.status, ['queued', 'rendering'])))
+      .returning();
+    if (!row) return false;
+    await recordTerminalEvent(ctx, tx, { orgId: row.orgId, type: 'export.failed', data: view(ctx, row, null) });
+    return true;
+  });
 }

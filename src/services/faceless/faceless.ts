@@ -9,7 +9,8 @@ import type { AppContext } from '../../context.ts';
 import { editorVideos, facelessVideos, media, videos } from '../../db/schema/index.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import { runChargedCommand } from '../billing/charged-command.ts';
-import { applyCreditChange } from '../billing/credits.ts';
+import { applyCreditChange, type Tx } from '../billing/credits.ts';
+import { recordTerminalEvent } from '../webhooks/events.ts';
 import type { Timeline } from '../editor/model.ts';
 import { resolveFaceless, type CreateFacelessBody, type FacelessSpec } from './requests.ts';
 
@@ -48,8 +49,8 @@ export function createFacelessVideo(ctx: AppContext, orgId: string, body: Create
 }
 
 /** GET /videos/{id} of a faceless video (undefined when the id is not one of this workspace's). */
-export async function facelessStatus(ctx: AppContext, orgId: string, id: number): Promise<S['Video'] | undefined> {
-  const [row] = await ctx.db
+export async function facelessStatus(ctx: AppContext, orgId: string, id: number, db: AppContext['db'] | Tx = ctx.db): Promise<S['Video'] | undefined> {
+  const [row] = await db
     .select({ f: facelessVideos, m: media })
     .from(facelessVideos)
     .leftJoin(media, eq(media.id, facelessVideos.outputMediaId))
@@ -164,6 +165,7 @@ export async function completeFaceless(ctx: AppContext, f: FacelessRow, out: Fac
         .insert(editorVideos)
         .values({ videoId: f.videoId, orgId: f.orgId, title: f.spec.title, aspectRatio: f.spec.aspectRatio, width: out.width, height: out.height, fps: out.fps, timeline: out.timeline })
         .onConflictDoNothing();
+      await recordTerminalEvent(ctx, tx, { orgId: f.orgId, type: 'faceless_video.completed', data: (await facelessStatus(ctx, f.orgId, f.videoId, tx))! });
       return true;
     })
     .catch((err) => {
@@ -182,6 +184,7 @@ export async function failFaceless(ctx: AppContext, videoId: number, detail: Fai
       .returning({ orgId: facelessVideos.orgId, credits: facelessVideos.credits });
     if (!f) return false;
     if (f.credits > 0) await applyCreditChange(tx, { orgId: f.orgId, delta: f.credits, reason: 'faceless_video_refund', reference: `faceless-video:${videoId}` });
+    await recordTerminalEvent(ctx, tx, { orgId: f.orgId, type: 'faceless_video.failed', data: (await facelessStatus(ctx, f.orgId, videoId, tx))! });
     return true;
   });
 }

@@ -10,6 +10,7 @@ import { notFound } from '../../errors.ts';
 import { generationQueue } from '../../jobs/queue.ts';
 import { runChargedCommand, type ChargedOutcome } from '../billing/charged-command.ts';
 import { applyCreditChange, type Tx } from '../billing/credits.ts';
+import { recordTerminalEvent } from '../webhooks/events.ts';
 import { resolveGeneration, type CreateGenerationBody, type GenerationSpec, type ResolvedGeneration } from './generation-requests.ts';
 
 export type FailureDetail = components['schemas']['FailureDetail'];
@@ -70,8 +71,9 @@ async function batchResponse(tx: Tx, r: ResolvedGeneration, o: ChargedOutcome): 
 export type GenerationView = components['schemas']['Generation'];
 type OutputContentType = components['schemas']['GenerationOutput']['content_type'];
 
-export async function getGeneration(ctx: AppContext, orgId: string, id: string): Promise<GenerationView> {
-  const [row] = await ctx.db
+/** GET /generations/{id}; `db` is a transaction when its terminal state is being written (the webhook event's data). */
+export async function getGeneration(ctx: AppContext, orgId: string, id: string, db: AppContext['db'] | Tx = ctx.db): Promise<GenerationView> {
+  const [row] = await db
     .select({ g: generations, m: media })
     .from(generations)
     .leftJoin(media, eq(media.id, generations.outputMediaId))
@@ -161,6 +163,7 @@ export async function completeGeneration(ctx: AppContext, g: GenerationRow, out:
       .where(and(eq(generations.id, g.id), eq(generations.status, 'generating')))
       .returning({ id: generations.id });
     if (!done.length) tx.rollback();
+    await recordTerminalEvent(ctx, tx, { orgId: g.orgId, type: 'generation.completed', data: await getGeneration(ctx, g.orgId, g.id, tx) });
     return true;
   }).catch((err) => {
     if (err instanceof Error && err.name === 'TransactionRollbackError') return false;
@@ -178,6 +181,7 @@ export async function failGeneration(ctx: AppContext, id: string, detail: Failur
       .returning({ orgId: generations.orgId, credits: generations.credits });
     if (!g) return false;
     if (g.credits > 0) await applyCreditChange(tx, { orgId: g.orgId, delta: g.credits, reason: 'generation_refund', reference: `generation:${id}` });
+    await recordTerminalEvent(ctx, tx, { orgId: g.orgId, type: 'generation.failed', data: await getGeneration(ctx, g.orgId, id, tx) });
     return true;
   });
 }
