@@ -3,7 +3,6 @@
 // reference image are drawn; the same input gives the same pixels.
 import sharp from 'sharp';
 import t from 'tap';
-import { operationIndex } from '../../src/operations/executor.ts';
 import { renderScene, type SceneInput } from '../../src/providers/render/scene.ts';
 import spec from '../../generated/openapi.json' with { type: 'json' };
 
@@ -11,7 +10,6 @@ const schemas = (spec as any).components.schemas;
 const IMAGE_STYLES: SceneInput['style'][] = schemas.FacelessImageStyle.enum;
 const AI_STYLES: SceneInput['aiStyles'][number][] = schemas.FacelessAiStyle.enum;
 const FLUX_STYLES: SceneInput['fluxStyles'][number][] = schemas.FacelessFluxDevStyle.enum;
-void operationIndex;
 
 const base: SceneInput = { width: 270, height: 480, index: 0, count: 3, seed: 'test', style: 'minimal', aiStyles: [], fluxStyles: [], captionTop: 0.7 };
 const pixels = async (s: Partial<SceneInput>) => (await sharp(await renderScene({ ...base, ...s })).removeAlpha().raw().toBuffer());

@@ -14,7 +14,7 @@ import path from 'node:path';
 import sharp, { type OverlayOptions } from 'sharp';
 import type { AiStyle, FluxStyle, ImageStyle } from '../../services/faceless/requests.ts';
 import { FONT_BOLD } from './font.ts';
-import { hexToRgb, rng } from './layout.ts';
+import { rng } from './layout.ts';
 
 const require = createRequire(import.meta.url);
 const FONT_DIR = path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
@@ -303,6 +303,3 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
     .jpeg({ quality: 88, chromaSubsampling: '4:2:0' })
     .toBuffer();
 }
-
-/** The colour a brand band is drawn in, as [r, g, b] (for tests and previews). */
-export const brandRgb = (hex: string) => hexToRgb(hex);
