@@ -183,7 +183,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a faceless video
-         * @description Queues an automatic faceless video: from a `prompt` (or a ready `script`) the service writes the script, generates visuals, a voiceover (`voice_id` from GET /assets, voices[]) and captions, and renders the final video. Give a prompt or a script (at least one). Costs credits (the voice's `credits_9_16` or `credits_16_9` for the chosen aspect ratio), deducted atomically before queueing. Returns `video_id`: poll GET /videos/{id} until `completed` (then `url` is set) or `error`. Send an `Idempotency-Key` so a retry never charges twice. Limited per organization (429).
+         * @description Queues a faceless video from a `prompt` (or a ready `script`) and returns `video_id`: poll GET /videos/{id} every few seconds (`stage` script → scenes → voiceover → captions → render, `progress`) until `completed` (then `url`, `duration_seconds` and `size_bytes` are set) or `error` (refunded). Price: the voice's `credits_9_16` or `credits_16_9` per started 30 seconds of `duration` (26 s with ava-bright at 9:16 = 40 credits; 45 s = 80), deducted before queueing. The service writes the script (a hook, three to five beats and a call to action, sized to `duration`), renders one scene per beat (style, brand kit colours and logo, reference images, slow pan), a voiceover in the chosen voice (`voice_id` from GET /assets, voices[]; default the first voice speaking `language`), word-timed karaoke captions and a soft music bed in the style's chord, ducked under the narration, into an H.264/AAC MP4 at full resolution (1080×1920 or 1920×1080) within 10 % of `duration` (5 to 180 seconds). Give a prompt or a script (at least one). Every input is checked before anything is charged (400/404 naming the field). The finished video is also an editor project with the same id (GET /editor/videos/{id}): its scenes, voiceover, music bed and captions are items you can edit and export again. Send an `Idempotency-Key` so a retry never charges twice. Limited per organization (429).
          */
         post: operations["createFacelessVideo"];
         delete?: never;
@@ -207,7 +207,7 @@ export interface paths {
         };
         /**
          * Get a video's status
-         * @description Returns the status of a faceless video (`video_id` from POST /faceless-videos) or an editor video (`id` from POST /editor/videos, or a slideshow's `video_id`); both share one integer id space and `kind` says which. Free. For faceless videos poll every few seconds until `completed` (then `url` is set) or `error`; editor videos are `ready` at once (open them with GET /editor/videos/{id}). Another workspace's id answers 404.
+         * @description Returns the status of a faceless video (`video_id` from POST /faceless-videos) or an editor video (`id` from POST /editor/videos, or a slideshow's `video_id`); both share one integer id space and `kind` says which. Free. For faceless videos poll every few seconds: `stage` and `progress` show the step running; `completed` sets `url` (signed MP4), `duration_seconds` and `size_bytes`, and the same id then opens in the editor; `error` carries the failure (credits refunded). Editor videos are `ready` at once (open them with GET /editor/videos/{id}). Another workspace's id answers 404.
          */
         get: operations["getVideo"];
         put?: never;
@@ -1283,30 +1283,45 @@ export interface components {
              */
             aspect_ratio: "9:16" | "16:9";
             /**
-             * @description Target length in seconds, as a string of digits (seed 4.5), e.g. "26".
+             * @description Target length in seconds, as a string of digits (seed 4.5), e.g. "26"; 5 to 180 (400 naming duration otherwise). The video is within 10 % of it.
              * @default 26
              */
             duration: string;
-            /** @description Visual style of the generated imagery (free text, e.g. cinematic, watercolor, 3d render). */
-            image_style?: string;
-            /** @description A voices[].id of GET /assets (the voice also sets the price). */
+            image_style?: components["schemas"]["FacelessImageStyle"];
+            /** @description A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id). */
             voice_id?: string;
-            /** @description Language of the script and voiceover, e.g. English. */
+            /** @description Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language). */
             language?: string;
-            /** @description Public image URLs used as visual references. */
+            /** @description Public image URLs (PNG, JPEG or WebP) composited into the scenes, one per scene in turn. Fetched only through the guarded client: a private or loopback address is refused before anything is charged (400 naming the URL); a URL that fails later fails the video (refunded). */
             reference_image_urls?: string[];
-            /** @description Style names for the AI imagery (free text). */
-            selected_ai_styles?: string[];
-            /** @description Style names for the FLUX-dev imagery (free text). */
-            selected_flux_dev_styles?: string[];
+            /** @description Texture motifs drawn over every scene, in the order given (see FacelessAiStyle). */
+            selected_ai_styles?: components["schemas"]["FacelessAiStyle"][];
+            /** @description Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle). */
+            selected_flux_dev_styles?: components["schemas"]["FacelessFluxDevStyle"][];
             /**
              * Format: int64
-             * @description A brand_kits[].id of GET /assets.
+             * @description A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out).
              */
             brand_kit_id?: number;
             /** @description Used when the Idempotency-Key header is absent (see the header). */
             idempotency_key?: string;
         };
+        /**
+         * @description The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.
+         * @default cinematic
+         * @enum {string}
+         */
+        FacelessImageStyle: "cinematic" | "watercolor" | "comic" | "minimal" | "neon" | "vintage";
+        /**
+         * @description A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines.
+         * @enum {string}
+         */
+        FacelessAiStyle: "bokeh" | "geometric" | "halftone" | "grain" | "light_leaks" | "scanlines";
+        /**
+         * @description A colour grade applied to every scene (reference images included). warm: orange tint. cool: blue tint. high_contrast: stretched contrast. muted: desaturated. black_and_white: greyscale. vignette: darkened edges.
+         * @enum {string}
+         */
+        FacelessFluxDevStyle: "warm" | "cool" | "high_contrast" | "muted" | "black_and_white" | "vignette";
         /** @description Response of POST /faceless-videos. Poll GET /videos/{video_id}. */
         FacelessVideoGeneration: {
             /** @constant */
@@ -1326,7 +1341,7 @@ export interface components {
             /** @description Present and true when this is the replay of a completed request with the same idempotency key. */
             idempotent_replay?: boolean;
         };
-        /** @description Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url set) or error (refunded). Editor: always ready (the project exists and opens in the editor; url is null because no export is needed). */
+        /** @description Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url, duration_seconds and size_bytes set) or error (refunded); while generating, `stage` says which step runs (script, scenes, voiceover, captions, render) and `progress` the percent of the whole. A completed faceless video is also an editor project with the same id. Editor: always ready (the project exists and opens in the editor; url is null because no export is needed). */
         Video: {
             /** @constant */
             object: "video";
@@ -1344,6 +1359,18 @@ export interface components {
             url: string | null;
             /** @description Structured failure details when status is error, else null. */
             error: components["schemas"]["FailureDetail"] | null;
+            /**
+             * @description Faceless videos only: the step running (or reached when it failed): script, scenes, voiceover, captions or render; null when queued, completed, or for editor videos.
+             * @enum {string|null}
+             */
+            stage?: "script" | "scenes" | "voiceover" | "captions" | "render" | null;
+            /** @description Length of the MP4 in seconds (faceless videos, when completed). */
+            duration_seconds?: number | null;
+            /**
+             * Format: int64
+             * @description Size of the MP4 in bytes (faceless videos, when completed).
+             */
+            size_bytes?: number | null;
             /**
              * Format: int32
              * @description Percent done, 0 to 100 (100 when completed or ready).
@@ -1555,14 +1582,14 @@ export interface components {
          * @description Enter/exit animation types.
          * @enum {string}
          */
-        AnimationType: "fade" | "slide" | "scale" | "bounce" | "flip" | "zoom" | "glitch" | "swipe" | "float" | "snap";
+        AnimationType: "fade" | "slide" | "scale" | "bounce" | "flip" | "zoom" | "glitch" | "swipe" | "float" | "snap" | "pan";
         /** @description Timeline item id (unique within the project). */
         ItemId: string;
         /** @description Track id (unique within the project). */
         TrackId: string;
         /** @description #RRGGBB or #RRGGBBAA (alpha last). */
         Color: string;
-        /** @description An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. direction applies to slide, swipe and float (the direction of the motion; default up). enter and exit together may not be longer than the item. */
+        /** @description An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item. */
         Animation: {
             type: components["schemas"]["AnimationType"];
             /** @default 0.5 */
@@ -2955,28 +2982,6 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description not_implemented: this operation is declared but its capability is not available on this deployment yet. */
-        NotImplemented: {
-            headers: {
-                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "not_implemented",
-                 *         "message": "applyEditorEdits is not implemented yet.",
-                 *         "retryable": true,
-                 *         "context": {
-                 *           "operation_id": "applyEditorEdits"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
     };
     parameters: {
         /**
@@ -3411,7 +3416,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["DatabaseUnavailable"];
         };
     };

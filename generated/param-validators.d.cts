@@ -101,7 +101,6 @@ declare const validators: {
   "createFacelessVideo__415__headers": ValidateFunction;
   "createFacelessVideo__429__headers": ValidateFunction;
   "createFacelessVideo__500__headers": ValidateFunction;
-  "createFacelessVideo__501__headers": ValidateFunction;
   "createFacelessVideo__503__headers": ValidateFunction;
   "getVideo__path": ValidateFunction;
   "getVideo__query": ValidateFunction;

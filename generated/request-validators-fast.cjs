@@ -1270,22 +1270,24 @@ validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo = validate25;
 const schema37 = {"$ref":"https://media-api.local/components#/$defs/CreateFacelessVideoRequest","$id":"https://media-api.local/components/request (first error)/createFacelessVideo"};
-const schema38 = {"type":"object","description":"Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written.","additionalProperties":false,"properties":{"prompt":{"type":"string","description":"Topic or brief; the service writes the script.","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"script":{"type":"string","description":"The exact narration to use.","maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"aspect_ratio":{"type":"string","enum":["9:16","16:9"],"default":"9:16"},"duration":{"type":"string","description":"Target length in seconds, as a string of digits (seed 4.5), e.g. \"26\".","maxLength":3,"pattern":"^[1-9][0-9]{0,2}$","default":"26"},"image_style":{"type":"string","description":"Visual style of the generated imagery (free text, e.g. cinematic, watercolor, 3d render).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"voice_id":{"type":"string","description":"A voices[].id of GET /assets (the voice also sets the price).","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"language":{"type":"string","description":"Language of the script and voiceover, e.g. English.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"reference_image_urls":{"type":"array","description":"Public image URLs used as visual references.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"selected_ai_styles":{"type":"array","description":"Style names for the AI imagery (free text).","maxItems":10,"items":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"selected_flux_dev_styles":{"type":"array","description":"Style names for the FLUX-dev imagery (free text).","maxItems":10,"items":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"brand_kit_id":{"type":"integer","format":"int64","description":"A brand_kits[].id of GET /assets.","minimum":1,"maximum":9007199254740991},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema38 = {"type":"object","description":"Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written.","additionalProperties":false,"properties":{"prompt":{"type":"string","description":"Topic or brief; the service writes the script.","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"script":{"type":"string","description":"The exact narration to use.","maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"aspect_ratio":{"type":"string","enum":["9:16","16:9"],"default":"9:16"},"duration":{"type":"string","description":"Target length in seconds, as a string of digits (seed 4.5), e.g. \"26\"; 5 to 180 (400 naming duration otherwise). The video is within 10 % of it.","maxLength":3,"pattern":"^[1-9][0-9]{0,2}$","default":"26"},"image_style":{"$ref":"https://media-api.local/components#/$defs/FacelessImageStyle"},"voice_id":{"type":"string","description":"A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id).","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"language":{"type":"string","description":"Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language).","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"reference_image_urls":{"type":"array","description":"Public image URLs (PNG, JPEG or WebP) composited into the scenes, one per scene in turn. Fetched only through the guarded client: a private or loopback address is refused before anything is charged (400 naming the URL); a URL that fails later fails the video (refunded).","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"selected_ai_styles":{"type":"array","description":"Texture motifs drawn over every scene, in the order given (see FacelessAiStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessAiStyle"}},"selected_flux_dev_styles":{"type":"array","description":"Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessFluxDevStyle"}},"brand_kit_id":{"type":"integer","format":"int64","description":"A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out).","minimum":1,"maximum":9007199254740991},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema39 = {"type":"string","description":"The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.","enum":["cinematic","watercolor","comic","minimal","neon","vintage"],"default":"cinematic"};
+const schema40 = {"type":"string","description":"A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines.","enum":["bokeh","geometric","halftone","grain","light_leaks","scanlines"]};
+const schema41 = {"type":"string","description":"A colour grade applied to every scene (reference images included). warm: orange tint. cool: blue tint. high_contrast: stretched contrast. muted: desaturated. black_and_white: greyscale. vignette: darkened edges.","enum":["warm","cool","high_contrast","muted","black_and_white","vignette"]};
+const func0 = require("ajv/dist/runtime/equal").default;
 const pattern28 = new RegExp("^[1-9][0-9]{0,2}$", "u");
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request (first error)/createFacelessVideo" */;
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
+const evaluated0 = validate26.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs0 = errors;
-if(errors === _errs0){
+if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.aspect_ratio === undefined){
 data.aspect_ratio = "9:16";
@@ -1293,218 +1295,208 @@ data.aspect_ratio = "9:16";
 if(data.duration === undefined){
 data.duration = "26";
 }
-const _errs2 = errors;
+const _errs1 = errors;
 for(const key0 in data){
 if(!(func1.call(schema38.properties, key0))){
-validate25.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate26.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs2 === errors){
+if(_errs1 === errors){
 if(data.prompt !== undefined){
 let data0 = data.prompt;
-const _errs3 = errors;
-if(errors === _errs3){
+const _errs2 = errors;
+if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 8000){
-validate25.errors = [{instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 8000},message:"must NOT have more than 8000 characters"}];
+validate26.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 8000},message:"must NOT have more than 8000 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data0)){
-validate25.errors = [{instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/prompt/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate26.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs3 === errors;
+var valid0 = _errs2 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.script !== undefined){
 let data1 = data.script;
-const _errs5 = errors;
-if(errors === _errs5){
+const _errs4 = errors;
+if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func2(data1) > 10000){
-validate25.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
+validate26.errors = [{instancePath:instancePath+"/script",schemaPath:"#/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data1)){
-validate25.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate26.errors = [{instancePath:instancePath+"/script",schemaPath:"#/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs5 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.title !== undefined){
 let data2 = data.title;
-const _errs7 = errors;
-if(errors === _errs7){
+const _errs6 = errors;
+if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func2(data2) > 200){
-validate25.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate26.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data2)){
-validate25.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate26.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs7 === errors;
+var valid0 = _errs6 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 let data3 = data.aspect_ratio;
-const _errs9 = errors;
+const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate25.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data3 === "9:16") || (data3 === "16:9"))){
-validate25.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema38.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"}];
+validate26.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema38.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid1 = _errs9 === errors;
-if(valid1){
+var valid0 = _errs8 === errors;
+if(valid0){
 let data4 = data.duration;
-const _errs11 = errors;
-if(errors === _errs11){
+const _errs10 = errors;
+if(errors === _errs10){
 if(typeof data4 === "string"){
 if(func2(data4) > 3){
-validate25.errors = [{instancePath:instancePath+"/duration",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/duration/maxLength",keyword:"maxLength",params:{limit: 3},message:"must NOT have more than 3 characters"}];
+validate26.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/maxLength",keyword:"maxLength",params:{limit: 3},message:"must NOT have more than 3 characters"}];
 return false;
 }
 else {
 if(!pattern28.test(data4)){
-validate25.errors = [{instancePath:instancePath+"/duration",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/duration/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,2}$"},message:"must match pattern \""+"^[1-9][0-9]{0,2}$"+"\""}];
+validate26.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,2}$"},message:"must match pattern \""+"^[1-9][0-9]{0,2}$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/duration",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/duration/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs11 === errors;
-if(valid1){
+var valid0 = _errs10 === errors;
+if(valid0){
 if(data.image_style !== undefined){
 let data5 = data.image_style;
-const _errs13 = errors;
-if(errors === _errs13){
-if(typeof data5 === "string"){
-if(func2(data5) > 100){
-validate25.errors = [{instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/image_style/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+const _errs12 = errors;
+if(typeof data5 !== "string"){
+validate26.errors = [{instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-else {
-if(!pattern18.test(data5)){
-validate25.errors = [{instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/image_style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+if(!((((((data5 === "cinematic") || (data5 === "watercolor")) || (data5 === "comic")) || (data5 === "minimal")) || (data5 === "neon")) || (data5 === "vintage"))){
+validate26.errors = [{instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/enum",keyword:"enum",params:{allowedValues: schema39.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/image_style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs13 === errors;
+var valid0 = _errs12 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.voice_id !== undefined){
 let data6 = data.voice_id;
 const _errs15 = errors;
 if(errors === _errs15){
 if(typeof data6 === "string"){
 if(func2(data6) > 160){
-validate25.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/voice_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate26.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(!pattern7.test(data6)){
-validate25.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""}];
+validate26.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/voice_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs15 === errors;
+var valid0 = _errs15 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.language !== undefined){
 let data7 = data.language;
 const _errs17 = errors;
 if(errors === _errs17){
 if(typeof data7 === "string"){
 if(func2(data7) > 64){
-validate25.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate26.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data7)){
-validate25.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate26.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs17 === errors;
+var valid0 = _errs17 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.reference_image_urls !== undefined){
 let data8 = data.reference_image_urls;
 const _errs19 = errors;
 if(errors === _errs19){
 if(Array.isArray(data8)){
 if(data8.length > 10){
-validate25.errors = [{instancePath:instancePath+"/reference_image_urls",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+validate26.errors = [{instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
@@ -1517,24 +1509,24 @@ if(errors === _errs21){
 if(errors === _errs21){
 if(typeof data9 === "string"){
 if(func2(data9) > 2048){
-validate25.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate26.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern12.test(data9)){
-validate25.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate26.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data9))){
-validate25.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate26.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -1547,23 +1539,23 @@ break;
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/reference_image_urls",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate26.errors = [{instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid1 = _errs19 === errors;
+var valid0 = _errs19 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.selected_ai_styles !== undefined){
 let data10 = data.selected_ai_styles;
 const _errs23 = errors;
 if(errors === _errs23){
 if(Array.isArray(data10)){
-if(data10.length > 10){
-validate25.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_ai_styles/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+if(data10.length > 6){
+validate26.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"}];
 return false;
 }
 else {
@@ -1572,157 +1564,169 @@ const len1 = data10.length;
 for(let i1=0; i1<len1; i1++){
 let data11 = data10[i1];
 const _errs25 = errors;
-if(errors === _errs25){
-if(typeof data11 === "string"){
-if(func2(data11) > 100){
-validate25.errors = [{instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_ai_styles/items/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+if(typeof data11 !== "string"){
+validate26.errors = [{instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-else {
-if(!pattern18.test(data11)){
-validate25.errors = [{instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_ai_styles/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+if(!((((((data11 === "bokeh") || (data11 === "geometric")) || (data11 === "halftone")) || (data11 === "grain")) || (data11 === "light_leaks")) || (data11 === "scanlines"))){
+validate26.errors = [{instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/enum",keyword:"enum",params:{allowedValues: schema40.enum},message:"must be equal to one of the allowed values"}];
 return false;
-}
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_ai_styles/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid3 = _errs25 === errors;
 if(!valid3){
 break;
 }
 }
+if(valid3){
+let i2 = data10.length;
+let j0;
+if(i2 > 1){
+outer0:
+for(;i2--;){
+for(j0 = i2; j0--;){
+if(func0(data10[i2], data10[j0])){
+validate26.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)"}];
+return false;
+break outer0;
+}
+}
+}
+}
+}
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_ai_styles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate26.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid1 = _errs23 === errors;
+var valid0 = _errs23 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.selected_flux_dev_styles !== undefined){
 let data12 = data.selected_flux_dev_styles;
-const _errs27 = errors;
-if(errors === _errs27){
+const _errs28 = errors;
+if(errors === _errs28){
 if(Array.isArray(data12)){
-if(data12.length > 10){
-validate25.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_flux_dev_styles/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+if(data12.length > 6){
+validate26.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"}];
 return false;
 }
 else {
-var valid4 = true;
+var valid6 = true;
 const len2 = data12.length;
-for(let i2=0; i2<len2; i2++){
-let data13 = data12[i2];
-const _errs29 = errors;
-if(errors === _errs29){
-if(typeof data13 === "string"){
-if(func2(data13) > 100){
-validate25.errors = [{instancePath:instancePath+"/selected_flux_dev_styles/" + i2,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_flux_dev_styles/items/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+for(let i3=0; i3<len2; i3++){
+let data13 = data12[i3];
+const _errs30 = errors;
+if(typeof data13 !== "string"){
+validate26.errors = [{instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-else {
-if(!pattern18.test(data13)){
-validate25.errors = [{instancePath:instancePath+"/selected_flux_dev_styles/" + i2,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_flux_dev_styles/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+if(!((((((data13 === "warm") || (data13 === "cool")) || (data13 === "high_contrast")) || (data13 === "muted")) || (data13 === "black_and_white")) || (data13 === "vignette"))){
+validate26.errors = [{instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/enum",keyword:"enum",params:{allowedValues: schema41.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/selected_flux_dev_styles/" + i2,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_flux_dev_styles/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid4 = _errs29 === errors;
-if(!valid4){
+var valid6 = _errs30 === errors;
+if(!valid6){
 break;
 }
 }
+if(valid6){
+let i4 = data12.length;
+let j1;
+if(i4 > 1){
+outer1:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data12[i4], data12[j1])){
+validate26.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)"}];
+return false;
+break outer1;
+}
+}
+}
+}
+}
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_flux_dev_styles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate26.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid1 = _errs27 === errors;
+var valid0 = _errs28 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.brand_kit_id !== undefined){
 let data14 = data.brand_kit_id;
-const _errs31 = errors;
+const _errs33 = errors;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-validate25.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/brand_kit_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate26.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs31){
+if(errors === _errs33){
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
-validate25.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/brand_kit_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate26.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data14 < 1 || isNaN(data14)){
-validate25.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/brand_kit_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate26.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data14))){
-validate25.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate26.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
 }
 }
 }
-var valid1 = _errs31 === errors;
+var valid0 = _errs33 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.idempotency_key !== undefined){
 let data15 = data.idempotency_key;
-const _errs33 = errors;
-if(errors === _errs33){
+const _errs35 = errors;
+if(errors === _errs35){
 if(typeof data15 === "string"){
 if(func2(data15) > 160){
-validate25.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate26.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(func2(data15) < 1){
-validate25.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate26.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern16.test(data15)){
-validate25.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
+validate26.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate25.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate26.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs33 === errors;
+var valid0 = _errs35 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
 }
 }
@@ -1739,28 +1743,49 @@ var valid1 = true;
 }
 }
 else {
-validate25.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate26.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+}
+validate26.errors = vErrors;
+return errors === 0;
+}
+validate26.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request (first error)/createFacelessVideo" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate25.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
 }
 validate25.errors = vErrors;
 return errors === 0;
 }
 validate25.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration = validate26;
-const schema39 = {"$ref":"https://media-api.local/components#/$defs/CreateReferenceInspirationRequest","$id":"https://media-api.local/components/request (first error)/createReferenceInspiration"};
-const schema40 = {"type":"object","description":"Body of POST /reference-inspirations. Image references: 1 to 10 images in total from image_urls and images. Video references (media_kind video): video_url is required and no images are given. Inline images count toward the request body size limit (413); send many or large images as image_urls.","additionalProperties":false,"required":["template_slug","media_kind"],"properties":{"template_slug":{"type":"string","description":"The target template (reference_template_targets[].template_slug or a suggestion).","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","description":"private references are usable at once; public ones are reviewed before others see them.","enum":["private","public"],"default":"private"},"label":{"type":"string","description":"User-facing label.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"image_urls":{"type":"array","description":"Existing public image URLs.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"images":{"type":"array","description":"Inline images.","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/InlineReferenceImage"}},"video_url":{"type":"string","format":"uri","description":"Public video URL; required when media_kind is video.","maxLength":2048,"pattern":"^https?://"},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema41 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
-const schema42 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
-const schema43 = {"type":"object","description":"An inline image of a reference; PNG, JPEG or WebP, at most about 10 MB decoded.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","description":"Original filename.","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"MIME type; detected from the bytes when omitted (and must match them when given).","enum":["image/png","image/jpeg","image/webp"]},"data":{"type":"string","description":"Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded.","minLength":4,"maxLength":14000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
-const pattern39 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
-const pattern40 = new RegExp("^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$", "u");
+exports.createReferenceInspiration = validate28;
+const schema42 = {"$ref":"https://media-api.local/components#/$defs/CreateReferenceInspirationRequest","$id":"https://media-api.local/components/request (first error)/createReferenceInspiration"};
+const schema43 = {"type":"object","description":"Body of POST /reference-inspirations. Image references: 1 to 10 images in total from image_urls and images. Video references (media_kind video): video_url is required and no images are given. Inline images count toward the request body size limit (413); send many or large images as image_urls.","additionalProperties":false,"required":["template_slug","media_kind"],"properties":{"template_slug":{"type":"string","description":"The target template (reference_template_targets[].template_slug or a suggestion).","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","description":"private references are usable at once; public ones are reviewed before others see them.","enum":["private","public"],"default":"private"},"label":{"type":"string","description":"User-facing label.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"image_urls":{"type":"array","description":"Existing public image URLs.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"images":{"type":"array","description":"Inline images.","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/InlineReferenceImage"}},"video_url":{"type":"string","format":"uri","description":"Public video URL; required when media_kind is video.","maxLength":2048,"pattern":"^https?://"},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema44 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
+const schema45 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
+const schema46 = {"type":"object","description":"An inline image of a reference; PNG, JPEG or WebP, at most about 10 MB decoded.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","description":"Original filename.","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"MIME type; detected from the bytes when omitted (and must match them when given).","enum":["image/png","image/jpeg","image/webp"]},"data":{"type":"string","description":"Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded.","minLength":4,"maxLength":14000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
+const pattern36 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
+const pattern37 = new RegExp("^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$", "u");
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate27.evaluated;
+const evaluated0 = validate29.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1774,14 +1799,14 @@ data.visibility = "private";
 }
 let missing0;
 if(((data.template_slug === undefined) && (missing0 = "template_slug")) || ((data.media_kind === undefined) && (missing0 = "media_kind"))){
-validate27.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate29.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema40.properties, key0))){
-validate27.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func1.call(schema43.properties, key0))){
+validate29.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1793,18 +1818,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 160){
-validate27.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate29.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(!pattern5.test(data0)){
-validate27.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]*$"+"\""}];
+validate29.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -1818,11 +1843,11 @@ if(data.template_category !== undefined){
 let data1 = data.template_category;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate27.errors = [{instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data1 === "static-ads") || (data1 === "video-templates")) || (data1 === "slideshow-carousel"))){
-validate27.errors = [{instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema41.enum},message:"must be equal to one of the allowed values"}];
+validate29.errors = [{instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema44.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -1835,11 +1860,11 @@ if(data.media_kind !== undefined){
 let data2 = data.media_kind;
 const _errs7 = errors;
 if(typeof data2 !== "string"){
-validate27.errors = [{instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data2 === "image") || (data2 === "slideshow")) || (data2 === "video"))){
-validate27.errors = [{instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema42.enum},message:"must be equal to one of the allowed values"}];
+validate29.errors = [{instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -1851,11 +1876,11 @@ if(valid0){
 let data3 = data.visibility;
 const _errs10 = errors;
 if(typeof data3 !== "string"){
-validate27.errors = [{instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data3 === "private") || (data3 === "public"))){
-validate27.errors = [{instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema40.properties.visibility.enum},message:"must be equal to one of the allowed values"}];
+validate29.errors = [{instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema43.properties.visibility.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -1866,18 +1891,18 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data4 === "string"){
 if(func2(data4) > 200){
-validate27.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate29.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data4)){
-validate27.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate29.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -1893,7 +1918,7 @@ const _errs14 = errors;
 if(errors === _errs14){
 if(Array.isArray(data5)){
 if(data5.length > 10){
-validate27.errors = [{instancePath:instancePath+"/image_urls",schemaPath:"#/properties/image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+validate29.errors = [{instancePath:instancePath+"/image_urls",schemaPath:"#/properties/image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
@@ -1906,24 +1931,24 @@ if(errors === _errs16){
 if(errors === _errs16){
 if(typeof data6 === "string"){
 if(func2(data6) > 2048){
-validate27.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate29.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern12.test(data6)){
-validate27.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate29.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data6))){
-validate27.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate29.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -1936,7 +1961,7 @@ break;
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/image_urls",schemaPath:"#/properties/image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate29.errors = [{instancePath:instancePath+"/image_urls",schemaPath:"#/properties/image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -1952,7 +1977,7 @@ const _errs18 = errors;
 if(errors === _errs18){
 if(Array.isArray(data7)){
 if(data7.length > 10){
-validate27.errors = [{instancePath:instancePath+"/images",schemaPath:"#/properties/images/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+validate29.errors = [{instancePath:instancePath+"/images",schemaPath:"#/properties/images/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
@@ -1966,14 +1991,14 @@ if(errors === _errs21){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 let missing1;
 if(((data8.filename === undefined) && (missing1 = "filename")) || ((data8.data === undefined) && (missing1 = "data"))){
-validate27.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs23 = errors;
 for(const key1 in data8){
 if(!(((key1 === "filename") || (key1 === "content_type")) || (key1 === "data"))){
-validate27.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1985,24 +2010,24 @@ const _errs24 = errors;
 if(errors === _errs24){
 if(typeof data9 === "string"){
 if(func2(data9) > 255){
-validate27.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
 if(func2(data9) < 1){
-validate27.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern39.test(data9)){
-validate27.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
+if(!pattern36.test(data9)){
+validate29.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2016,11 +2041,11 @@ if(data8.content_type !== undefined){
 let data10 = data8.content_type;
 const _errs26 = errors;
 if(typeof data10 !== "string"){
-validate27.errors = [{instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data10 === "image/png") || (data10 === "image/jpeg")) || (data10 === "image/webp"))){
-validate27.errors = [{instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/enum",keyword:"enum",params:{allowedValues: schema43.properties.content_type.enum},message:"must be equal to one of the allowed values"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/enum",keyword:"enum",params:{allowedValues: schema46.properties.content_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid6 = _errs26 === errors;
@@ -2035,24 +2060,24 @@ const _errs28 = errors;
 if(errors === _errs28){
 if(typeof data11 === "string"){
 if(func2(data11) > 14000000){
-validate27.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/maxLength",keyword:"maxLength",params:{limit: 14000000},message:"must NOT have more than 14000000 characters"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/maxLength",keyword:"maxLength",params:{limit: 14000000},message:"must NOT have more than 14000000 characters"}];
 return false;
 }
 else {
 if(func2(data11) < 4){
-validate27.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/minLength",keyword:"minLength",params:{limit: 4},message:"must NOT have fewer than 4 characters"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/minLength",keyword:"minLength",params:{limit: 4},message:"must NOT have fewer than 4 characters"}];
 return false;
 }
 else {
-if(!pattern40.test(data11)){
-validate27.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/pattern",keyword:"pattern",params:{pattern: "^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"},message:"must match pattern \""+"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"+"\""}];
+if(!pattern37.test(data11)){
+validate29.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/pattern",keyword:"pattern",params:{pattern: "^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"},message:"must match pattern \""+"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2067,7 +2092,7 @@ var valid6 = true;
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate29.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2079,7 +2104,7 @@ break;
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/images",schemaPath:"#/properties/images/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate29.errors = [{instancePath:instancePath+"/images",schemaPath:"#/properties/images/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2096,24 +2121,24 @@ if(errors === _errs30){
 if(errors === _errs30){
 if(typeof data12 === "string"){
 if(func2(data12) > 2048){
-validate27.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate29.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern12.test(data12)){
-validate27.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate29.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data12))){
-validate27.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate29.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2130,24 +2155,24 @@ const _errs32 = errors;
 if(errors === _errs32){
 if(typeof data13 === "string"){
 if(func2(data13) > 160){
-validate27.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate29.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(func2(data13) < 1){
-validate27.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate29.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern16.test(data13)){
-validate27.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
+validate29.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate29.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2168,45 +2193,45 @@ var valid0 = true;
 }
 }
 else {
-validate27.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate29.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate27.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/createReferenceInspiration" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate26.evaluated;
+const evaluated0 = validate28.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate27(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+if(!(validate29(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
-validate26.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
-validate26.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo = validate29;
-const schema44 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorVideoRequest","$id":"https://media-api.local/components/request (first error)/createEditorVideo"};
-const schema45 = {"type":"object","description":"Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.","additionalProperties":false,"properties":{"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"Untitled video"},"aspect_ratio":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"}],"default":"9:16"},"fps":{"type":"number","minimum":1,"maximum":60,"default":30},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2}}};
-const schema46 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
+exports.createEditorVideo = validate31;
+const schema47 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorVideoRequest","$id":"https://media-api.local/components/request (first error)/createEditorVideo"};
+const schema48 = {"type":"object","description":"Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.","additionalProperties":false,"properties":{"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"Untitled video"},"aspect_ratio":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"}],"default":"9:16"},"fps":{"type":"number","minimum":1,"maximum":60,"default":30},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2}}};
+const schema49 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate32.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2227,7 +2252,7 @@ data.fps = 30;
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "title") || (key0 === "aspect_ratio")) || (key0 === "fps")) || (key0 === "width")) || (key0 === "height"))){
-validate30.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate32.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2238,18 +2263,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 200){
-validate30.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate32.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data0)){
-validate30.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate32.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate32.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2258,11 +2283,11 @@ if(valid0){
 let data1 = data.aspect_ratio;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate30.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate32.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data1 === "9:16") || (data1 === "16:9")) || (data1 === "1:1")) || (data1 === "4:5"))){
-validate30.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema46.enum},message:"must be equal to one of the allowed values"}];
+validate32.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -2272,18 +2297,18 @@ const _errs8 = errors;
 if(errors === _errs8){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 60 || isNaN(data2)){
-validate30.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60},message:"must be <= 60"}];
+validate32.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60},message:"must be <= 60"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate30.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate32.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate32.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -2293,29 +2318,29 @@ if(data.width !== undefined){
 let data3 = data.width;
 const _errs10 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate30.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate32.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 4096 || isNaN(data3)){
-validate30.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"}];
+validate32.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"}];
 return false;
 }
 else {
 if(data3 < 16 || isNaN(data3)){
-validate30.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16"}];
+validate32.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16"}];
 return false;
 }
 else {
 let res0;
 if((2 === 0 || (res0 = data3/2, res0 !== parseInt(res0)))){
-validate30.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/multipleOf",keyword:"multipleOf",params:{multipleOf: 2},message:"must be multiple of 2"}];
+validate32.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/multipleOf",keyword:"multipleOf",params:{multipleOf: 2},message:"must be multiple of 2"}];
 return false;
 }
 else {
 if(!(formats0.validate(data3))){
-validate30.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate32.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -2333,29 +2358,29 @@ if(data.height !== undefined){
 let data4 = data.height;
 const _errs12 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate30.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate32.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 4096 || isNaN(data4)){
-validate30.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"}];
+validate32.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"}];
 return false;
 }
 else {
 if(data4 < 16 || isNaN(data4)){
-validate30.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16"}];
+validate32.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16"}];
 return false;
 }
 else {
 let res1;
 if((2 === 0 || (res1 = data4/2, res1 !== parseInt(res1)))){
-validate30.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/multipleOf",keyword:"multipleOf",params:{multipleOf: 2},message:"must be multiple of 2"}];
+validate32.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/multipleOf",keyword:"multipleOf",params:{multipleOf: 2},message:"must be multiple of 2"}];
 return false;
 }
 else {
 if(!(formats0.validate(data4))){
-validate30.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate32.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -2375,289 +2400,47 @@ var valid0 = true;
 }
 }
 else {
-validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate30.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/createEditorVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate29.evaluated;
+const evaluated0 = validate31.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
-validate29.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits = validate32;
-const schema47 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request (first error)/applyEditorEdits"};
-const schema48 = {"type":"object","description":"Body of PATCH /editor/videos/{id} (and its deprecated POST alias).","additionalProperties":false,"required":["operations"],"properties":{"instructions":{"type":"string","description":"The user's request in words; stored in the project's edit history.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operations":{"type":"array","description":"Applied in order, atomically (all or nothing).","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorOperation"}},"expected_version":{"type":"integer","format":"int64","description":"Optimistic concurrency guard: the version you read. When the project's version differs, nothing is applied and the answer is 400 bad_request with context.field body.expected_version and context.current_version.","minimum":1,"maximum":9007199254740991}}};
-const schema49 = {"type":"object","description":"One edit operation, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"https://media-api.local/components#/$defs/SetTitleOperation"},{"$ref":"https://media-api.local/components#/$defs/RemoveItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTimingOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemSourceOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAudioOperation"},{"$ref":"https://media-api.local/components#/$defs/SetAudioLevelsOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAnimationOperation"},{"$ref":"https://media-api.local/components#/$defs/ApplyItemTransitionOperation"},{"$ref":"https://media-api.local/components#/$defs/SplitItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTransformOperation"},{"$ref":"https://media-api.local/components#/$defs/MoveItemToTrackOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemLayerOrderOperation"},{"$ref":"https://media-api.local/components#/$defs/AddTextOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateTextOperation"},{"$ref":"https://media-api.local/components#/$defs/AddCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/AddSoundEffectOperation"},{"$ref":"https://media-api.local/components#/$defs/AddVoiceoverOperation"},{"$ref":"https://media-api.local/components#/$defs/GenerateCaptionsFromItemsOperation"}]};
-const schema96 = {"type":"object","description":"Renames the project.","additionalProperties":false,"required":["type","title"],"properties":{"type":{"type":"string","const":"set_title"},"title":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
-const schema97 = {"type":"object","description":"Adds a sound effect (audio_role sound_effect) from exactly one of: sound_effect_id (the built-in library, see the list_editor_sound_effects tool), media_id (library audio) or url (direct public HTTPS URL). duration_seconds defaults to the effect's length.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"add_sound_effect"},"sound_effect_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"url":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https://"},"media_id":{"type":"string","format":"uuid","maxLength":36},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0}}};
-const pattern76 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const pattern77 = new RegExp("^https://", "u");
-const schema50 = {"type":"object","description":"Removes an item from the timeline (its media stays in the library).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"remove_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}};
-const schema51 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
-const pattern45 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
-
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate35.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
-validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "type") || (key0 === "item_id"))){
-validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("remove_item" !== data0){
-validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "remove_item"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.item_id !== undefined){
-let data1 = data.item_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func2(data1) > 64){
-validate35.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func2(data1) < 1){
-validate35.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern45.test(data1)){
-validate35.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
-return false;
-}
-}
-}
-}
-else {
-validate35.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate35.errors = vErrors;
-return errors === 0;
-}
-validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema52 = {"type":"object","description":"Moves (from_seconds) and/or resizes (duration_seconds) an item on the timeline; give at least one.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_timing"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"from_seconds":{"type":"number","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400}}};
-
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate36.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
-validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "from_seconds")) || (key0 === "duration_seconds"))){
-validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("set_item_timing" !== data0){
-validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_timing"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.item_id !== undefined){
-let data1 = data.item_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func2(data1) > 64){
-validate36.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func2(data1) < 1){
-validate36.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern45.test(data1)){
-validate36.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
-return false;
-}
-}
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.from_seconds !== undefined){
-let data2 = data.from_seconds;
-const _errs7 = errors;
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 14400 || isNaN(data2)){
-validate36.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate36.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.duration_seconds !== undefined){
-let data3 = data.duration_seconds;
-const _errs9 = errors;
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 14400 || isNaN(data3)){
-validate36.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
-return false;
-}
-else {
-if(data3 < 0.01 || isNaN(data3)){
-validate36.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
-return false;
-}
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate36.errors = vErrors;
-return errors === 0;
-}
-validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema54 = {"type":"object","description":"Trims into a video or audio item's source (source_start_seconds) and/or changes its speed (playback_rate, 1 is normal); the timeline duration is kept.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_source"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"source_start_seconds":{"type":"number","minimum":0,"maximum":86400},"playback_rate":{"type":"number","minimum":0.25,"maximum":4}}};
+exports.applyEditorEdits = validate34;
+const schema50 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request (first error)/applyEditorEdits"};
+const schema51 = {"type":"object","description":"Body of PATCH /editor/videos/{id} (and its deprecated POST alias).","additionalProperties":false,"required":["operations"],"properties":{"instructions":{"type":"string","description":"The user's request in words; stored in the project's edit history.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operations":{"type":"array","description":"Applied in order, atomically (all or nothing).","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorOperation"}},"expected_version":{"type":"integer","format":"int64","description":"Optimistic concurrency guard: the version you read. When the project's version differs, nothing is applied and the answer is 400 bad_request with context.field body.expected_version and context.current_version.","minimum":1,"maximum":9007199254740991}}};
+const schema52 = {"type":"object","description":"One edit operation, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"https://media-api.local/components#/$defs/SetTitleOperation"},{"$ref":"https://media-api.local/components#/$defs/RemoveItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTimingOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemSourceOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAudioOperation"},{"$ref":"https://media-api.local/components#/$defs/SetAudioLevelsOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAnimationOperation"},{"$ref":"https://media-api.local/components#/$defs/ApplyItemTransitionOperation"},{"$ref":"https://media-api.local/components#/$defs/SplitItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTransformOperation"},{"$ref":"https://media-api.local/components#/$defs/MoveItemToTrackOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemLayerOrderOperation"},{"$ref":"https://media-api.local/components#/$defs/AddTextOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateTextOperation"},{"$ref":"https://media-api.local/components#/$defs/AddCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/AddSoundEffectOperation"},{"$ref":"https://media-api.local/components#/$defs/AddVoiceoverOperation"},{"$ref":"https://media-api.local/components#/$defs/GenerateCaptionsFromItemsOperation"}]};
+const schema99 = {"type":"object","description":"Renames the project.","additionalProperties":false,"required":["type","title"],"properties":{"type":{"type":"string","const":"set_title"},"title":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema100 = {"type":"object","description":"Adds a sound effect (audio_role sound_effect) from exactly one of: sound_effect_id (the built-in library, see the list_editor_sound_effects tool), media_id (library audio) or url (direct public HTTPS URL). duration_seconds defaults to the effect's length.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"add_sound_effect"},"sound_effect_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"url":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https://"},"media_id":{"type":"string","format":"uuid","maxLength":36},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0}}};
+const pattern73 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
+const pattern74 = new RegExp("^https://", "u");
+const schema53 = {"type":"object","description":"Removes an item from the timeline (its media stays in the library).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"remove_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}};
+const schema54 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const pattern42 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2679,7 +2462,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "source_start_seconds")) || (key0 === "playback_rate"))){
+if(!((key0 === "type") || (key0 === "item_id"))){
 validate37.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2693,8 +2476,8 @@ if(typeof data0 !== "string"){
 validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("set_item_source" !== data0){
-validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_source"},message:"must be equal to constant"}];
+if("remove_item" !== data0){
+validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "remove_item"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2719,7 +2502,7 @@ validate37.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://m
 return false;
 }
 else {
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 validate37.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
@@ -2736,62 +2519,6 @@ var valid0 = _errs4 === errors;
 else {
 var valid0 = true;
 }
-if(valid0){
-if(data.source_start_seconds !== undefined){
-let data2 = data.source_start_seconds;
-const _errs7 = errors;
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 86400 || isNaN(data2)){
-validate37.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate37.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.playback_rate !== undefined){
-let data3 = data.playback_rate;
-const _errs9 = errors;
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 4 || isNaN(data3)){
-validate37.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
-return false;
-}
-else {
-if(data3 < 0.25 || isNaN(data3)){
-validate37.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.25},message:"must be >= 0.25"}];
-return false;
-}
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
 }
 }
 }
@@ -2806,7 +2533,7 @@ return errors === 0;
 }
 validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema56 = {"type":"object","description":"Sets one video or audio item's volume (dB, 0 unchanged, -60 silent) and fades.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_audio"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
+const schema55 = {"type":"object","description":"Moves (from_seconds) and/or resizes (duration_seconds) an item on the timeline; give at least one.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_timing"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"from_seconds":{"type":"number","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2828,7 +2555,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "item_id")) || (key0 === "volume_db")) || (key0 === "audio_fade_in_seconds")) || (key0 === "audio_fade_out_seconds"))){
+if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "from_seconds")) || (key0 === "duration_seconds"))){
 validate38.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2842,8 +2569,8 @@ if(typeof data0 !== "string"){
 validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("set_item_audio" !== data0){
-validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_audio"},message:"must be equal to constant"}];
+if("set_item_timing" !== data0){
+validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_timing"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2868,7 +2595,7 @@ validate38.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://m
 return false;
 }
 else {
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 validate38.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
@@ -2886,24 +2613,24 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.volume_db !== undefined){
-let data2 = data.volume_db;
+if(data.from_seconds !== undefined){
+let data2 = data.from_seconds;
 const _errs7 = errors;
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 12 || isNaN(data2)){
-validate38.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+if(data2 > 14400 || isNaN(data2)){
+validate38.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
-if(data2 < -60 || isNaN(data2)){
-validate38.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+if(data2 < 0 || isNaN(data2)){
+validate38.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate38.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate38.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -2913,24 +2640,24 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.audio_fade_in_seconds !== undefined){
-let data3 = data.audio_fade_in_seconds;
+if(data.duration_seconds !== undefined){
+let data3 = data.duration_seconds;
 const _errs9 = errors;
 if(errors === _errs9){
 if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 600 || isNaN(data3)){
-validate38.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+if(data3 > 14400 || isNaN(data3)){
+validate38.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
-if(data3 < 0 || isNaN(data3)){
-validate38.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(data3 < 0.01 || isNaN(data3)){
+validate38.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate38.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate38.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -2938,34 +2665,6 @@ var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.audio_fade_out_seconds !== undefined){
-let data4 = data.audio_fade_out_seconds;
-const _errs11 = errors;
-if(errors === _errs11){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 600 || isNaN(data4)){
-validate38.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate38.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate38.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -2983,9 +2682,7 @@ return errors === 0;
 }
 validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema58 = {"type":"object","description":"Sets volume and fades on many audio-bearing items at once, selected by item_ids, item_types and/or audio_roles (all given selectors must match; none selects every video and audio item), minus exclude_item_ids. For example duck music with audio_roles [music] and volume_db -18.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"set_audio_levels"},"item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"exclude_item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"item_types":{"type":"array","maxItems":2,"uniqueItems":true,"items":{"type":"string","enum":["video","audio"]}},"audio_roles":{"type":"array","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
-const schema61 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
-const func0 = require("ajv/dist/runtime/equal").default;
+const schema57 = {"type":"object","description":"Trims into a video or audio item's source (source_start_seconds) and/or changes its speed (playback_rate, 1 is normal); the timeline duration is kept.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_source"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"source_start_seconds":{"type":"number","minimum":0,"maximum":86400},"playback_rate":{"type":"number","minimum":0.25,"maximum":4}}};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3000,14 +2697,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.type === undefined) && (missing0 = "type")){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
 validate39.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((((key0 === "type") || (key0 === "item_ids")) || (key0 === "exclude_item_ids")) || (key0 === "item_types")) || (key0 === "audio_roles")) || (key0 === "volume_db")) || (key0 === "audio_fade_in_seconds")) || (key0 === "audio_fade_out_seconds"))){
+if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "source_start_seconds")) || (key0 === "playback_rate"))){
 validate39.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3021,8 +2718,8 @@ if(typeof data0 !== "string"){
 validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("set_audio_levels" !== data0){
-validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_audio_levels"},message:"must be equal to constant"}];
+if("set_item_source" !== data0){
+validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_source"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3031,55 +2728,31 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.item_ids !== undefined){
-let data1 = data.item_ids;
+if(data.item_id !== undefined){
+let data1 = data.item_id;
 const _errs4 = errors;
-if(errors === _errs4){
-if(Array.isArray(data1)){
-if(data1.length > 2000){
-validate39.errors = [{instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"}];
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func2(data1) > 64){
+validate39.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-var valid1 = true;
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-let data2 = data1[i0];
-const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(func2(data2) > 64){
-validate39.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+if(func2(data1) < 1){
+validate39.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(func2(data2) < 1){
-validate39.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern45.test(data2)){
-validate39.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(!pattern42.test(data1)){
+validate39.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate39.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs6 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate39.errors = [{instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate39.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3089,55 +2762,51 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.exclude_item_ids !== undefined){
-let data3 = data.exclude_item_ids;
+if(data.source_start_seconds !== undefined){
+let data2 = data.source_start_seconds;
+const _errs7 = errors;
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 86400 || isNaN(data2)){
+validate39.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate39.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.playback_rate !== undefined){
+let data3 = data.playback_rate;
 const _errs9 = errors;
 if(errors === _errs9){
-if(Array.isArray(data3)){
-if(data3.length > 2000){
-validate39.errors = [{instancePath:instancePath+"/exclude_item_ids",schemaPath:"#/properties/exclude_item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"}];
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 4 || isNaN(data3)){
+validate39.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
 return false;
 }
 else {
-var valid3 = true;
-const len1 = data3.length;
-for(let i1=0; i1<len1; i1++){
-let data4 = data3[i1];
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
-if(typeof data4 === "string"){
-if(func2(data4) > 64){
-validate39.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func2(data4) < 1){
-validate39.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern45.test(data4)){
-validate39.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(data3 < 0.25 || isNaN(data3)){
+validate39.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.25},message:"must be >= 0.25"}];
 return false;
 }
 }
 }
-}
 else {
-validate39.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs11 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-else {
-validate39.errors = [{instancePath:instancePath+"/exclude_item_ids",schemaPath:"#/properties/exclude_item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate39.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -3145,209 +2814,6 @@ var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.item_types !== undefined){
-let data5 = data.item_types;
-const _errs14 = errors;
-if(errors === _errs14){
-if(Array.isArray(data5)){
-if(data5.length > 2){
-validate39.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-var valid5 = true;
-const len2 = data5.length;
-for(let i2=0; i2<len2; i2++){
-let data6 = data5[i2];
-const _errs16 = errors;
-if(typeof data6 !== "string"){
-validate39.errors = [{instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((data6 === "video") || (data6 === "audio"))){
-validate39.errors = [{instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/enum",keyword:"enum",params:{allowedValues: schema58.properties.item_types.items.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
-}
-}
-if(valid5){
-let i3 = data5.length;
-let j0;
-if(i3 > 1){
-const indices0 = {};
-for(;i3--;){
-let item0 = data5[i3];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-validate39.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)"}];
-return false;
-break;
-}
-indices0[item0] = i3;
-}
-}
-}
-}
-}
-else {
-validate39.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.audio_roles !== undefined){
-let data7 = data.audio_roles;
-const _errs18 = errors;
-if(errors === _errs18){
-if(Array.isArray(data7)){
-if(data7.length > 6){
-validate39.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"}];
-return false;
-}
-else {
-var valid7 = true;
-const len3 = data7.length;
-for(let i4=0; i4<len3; i4++){
-let data8 = data7[i4];
-const _errs20 = errors;
-if(typeof data8 !== "string"){
-validate39.errors = [{instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
-validate39.errors = [{instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid7 = _errs20 === errors;
-if(!valid7){
-break;
-}
-}
-if(valid7){
-let i5 = data7.length;
-let j1;
-if(i5 > 1){
-outer0:
-for(;i5--;){
-for(j1 = i5; j1--;){
-if(func0(data7[i5], data7[j1])){
-validate39.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i5+" are identical)"}];
-return false;
-break outer0;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate39.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs18 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.volume_db !== undefined){
-let data9 = data.volume_db;
-const _errs23 = errors;
-if(errors === _errs23){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 12 || isNaN(data9)){
-validate39.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
-return false;
-}
-else {
-if(data9 < -60 || isNaN(data9)){
-validate39.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
-return false;
-}
-}
-}
-else {
-validate39.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs23 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.audio_fade_in_seconds !== undefined){
-let data10 = data.audio_fade_in_seconds;
-const _errs25 = errors;
-if(errors === _errs25){
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 600 || isNaN(data10)){
-validate39.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
-return false;
-}
-else {
-if(data10 < 0 || isNaN(data10)){
-validate39.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate39.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs25 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.audio_fade_out_seconds !== undefined){
-let data11 = data.audio_fade_out_seconds;
-const _errs27 = errors;
-if(errors === _errs27){
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 600 || isNaN(data11)){
-validate39.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
-return false;
-}
-else {
-if(data11 < 0 || isNaN(data11)){
-validate39.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate39.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs27 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
 }
 }
 }
@@ -3365,110 +2831,7 @@ return errors === 0;
 }
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema62 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
-const schema64 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. direction applies to slide, swipe and float (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
-const schema65 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap"]};
-
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate41.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.duration_seconds === undefined){
-data.duration_seconds = 0.5;
-}
-let missing0;
-if((data.type === undefined) && (missing0 = "type")){
-validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "duration_seconds")) || (key0 === "direction"))){
-validate41.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap"))){
-validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-let data1 = data.duration_seconds;
-const _errs5 = errors;
-if(errors === _errs5){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 10 || isNaN(data1)){
-validate41.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
-return false;
-}
-else {
-if(data1 < 0.05 || isNaN(data1)){
-validate41.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.05},message:"must be >= 0.05"}];
-return false;
-}
-}
-}
-else {
-validate41.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-if(valid0){
-if(data.direction !== undefined){
-let data2 = data.direction;
-const _errs7 = errors;
-if(typeof data2 !== "string"){
-validate41.errors = [{instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data2 === "left") || (data2 === "right")) || (data2 === "up")) || (data2 === "down"))){
-validate41.errors = [{instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema64.properties.direction.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate41.errors = vErrors;
-return errors === 0;
-}
-validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
+const schema59 = {"type":"object","description":"Sets one video or audio item's volume (dB, 0 unchanged, -60 silent) and fades.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_audio"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3490,7 +2853,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "enter")) || (key0 === "exit"))){
+if(!(((((key0 === "type") || (key0 === "item_id")) || (key0 === "volume_db")) || (key0 === "audio_fade_in_seconds")) || (key0 === "audio_fade_out_seconds"))){
 validate40.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3504,8 +2867,8 @@ if(typeof data0 !== "string"){
 validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("set_item_animation" !== data0){
-validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_animation"},message:"must be equal to constant"}];
+if("set_item_audio" !== data0){
+validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_audio"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3530,7 +2893,7 @@ validate40.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://m
 return false;
 }
 else {
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 validate40.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
@@ -3548,6 +2911,667 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.volume_db !== undefined){
+let data2 = data.volume_db;
+const _errs7 = errors;
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 12 || isNaN(data2)){
+validate40.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+return false;
+}
+else {
+if(data2 < -60 || isNaN(data2)){
+validate40.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+return false;
+}
+}
+}
+else {
+validate40.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.audio_fade_in_seconds !== undefined){
+let data3 = data.audio_fade_in_seconds;
+const _errs9 = errors;
+if(errors === _errs9){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 600 || isNaN(data3)){
+validate40.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate40.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate40.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.audio_fade_out_seconds !== undefined){
+let data4 = data.audio_fade_out_seconds;
+const _errs11 = errors;
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 600 || isNaN(data4)){
+validate40.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate40.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate40.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate40.errors = vErrors;
+return errors === 0;
+}
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema61 = {"type":"object","description":"Sets volume and fades on many audio-bearing items at once, selected by item_ids, item_types and/or audio_roles (all given selectors must match; none selects every video and audio item), minus exclude_item_ids. For example duck music with audio_roles [music] and volume_db -18.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"set_audio_levels"},"item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"exclude_item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"item_types":{"type":"array","maxItems":2,"uniqueItems":true,"items":{"type":"string","enum":["video","audio"]}},"audio_roles":{"type":"array","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
+const schema64 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
+
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate41.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((((key0 === "type") || (key0 === "item_ids")) || (key0 === "exclude_item_ids")) || (key0 === "item_types")) || (key0 === "audio_roles")) || (key0 === "volume_db")) || (key0 === "audio_fade_in_seconds")) || (key0 === "audio_fade_out_seconds"))){
+validate41.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("set_audio_levels" !== data0){
+validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_audio_levels"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_ids !== undefined){
+let data1 = data.item_ids;
+const _errs4 = errors;
+if(errors === _errs4){
+if(Array.isArray(data1)){
+if(data1.length > 2000){
+validate41.errors = [{instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func2(data2) > 64){
+validate41.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func2(data2) < 1){
+validate41.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern42.test(data2)){
+validate41.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs6 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.exclude_item_ids !== undefined){
+let data3 = data.exclude_item_ids;
+const _errs9 = errors;
+if(errors === _errs9){
+if(Array.isArray(data3)){
+if(data3.length > 2000){
+validate41.errors = [{instancePath:instancePath+"/exclude_item_ids",schemaPath:"#/properties/exclude_item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"}];
+return false;
+}
+else {
+var valid3 = true;
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(func2(data4) > 64){
+validate41.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func2(data4) < 1){
+validate41.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern42.test(data4)){
+validate41.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs11 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/exclude_item_ids",schemaPath:"#/properties/exclude_item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_types !== undefined){
+let data5 = data.item_types;
+const _errs14 = errors;
+if(errors === _errs14){
+if(Array.isArray(data5)){
+if(data5.length > 2){
+validate41.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+var valid5 = true;
+const len2 = data5.length;
+for(let i2=0; i2<len2; i2++){
+let data6 = data5[i2];
+const _errs16 = errors;
+if(typeof data6 !== "string"){
+validate41.errors = [{instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data6 === "video") || (data6 === "audio"))){
+validate41.errors = [{instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/enum",keyword:"enum",params:{allowedValues: schema61.properties.item_types.items.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid5 = _errs16 === errors;
+if(!valid5){
+break;
+}
+}
+if(valid5){
+let i3 = data5.length;
+let j0;
+if(i3 > 1){
+const indices0 = {};
+for(;i3--;){
+let item0 = data5[i3];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+validate41.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)"}];
+return false;
+break;
+}
+indices0[item0] = i3;
+}
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.audio_roles !== undefined){
+let data7 = data.audio_roles;
+const _errs18 = errors;
+if(errors === _errs18){
+if(Array.isArray(data7)){
+if(data7.length > 6){
+validate41.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"}];
+return false;
+}
+else {
+var valid7 = true;
+const len3 = data7.length;
+for(let i4=0; i4<len3; i4++){
+let data8 = data7[i4];
+const _errs20 = errors;
+if(typeof data8 !== "string"){
+validate41.errors = [{instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
+validate41.errors = [{instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid7 = _errs20 === errors;
+if(!valid7){
+break;
+}
+}
+if(valid7){
+let i5 = data7.length;
+let j1;
+if(i5 > 1){
+outer0:
+for(;i5--;){
+for(j1 = i5; j1--;){
+if(func0(data7[i5], data7[j1])){
+validate41.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i5+" are identical)"}];
+return false;
+break outer0;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.volume_db !== undefined){
+let data9 = data.volume_db;
+const _errs23 = errors;
+if(errors === _errs23){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 12 || isNaN(data9)){
+validate41.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+return false;
+}
+else {
+if(data9 < -60 || isNaN(data9)){
+validate41.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+return false;
+}
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs23 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.audio_fade_in_seconds !== undefined){
+let data10 = data.audio_fade_in_seconds;
+const _errs25 = errors;
+if(errors === _errs25){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 600 || isNaN(data10)){
+validate41.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+return false;
+}
+else {
+if(data10 < 0 || isNaN(data10)){
+validate41.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs25 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.audio_fade_out_seconds !== undefined){
+let data11 = data.audio_fade_out_seconds;
+const _errs27 = errors;
+if(errors === _errs27){
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 600 || isNaN(data11)){
+validate41.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+return false;
+}
+else {
+if(data11 < 0 || isNaN(data11)){
+validate41.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate41.errors = vErrors;
+return errors === 0;
+}
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema65 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
+const schema67 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
+const schema68 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
+
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate43.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.duration_seconds === undefined){
+data.duration_seconds = 0.5;
+}
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+validate43.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "duration_seconds")) || (key0 === "direction"))){
+validate43.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate43.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap")) || (data0 === "pan"))){
+validate43.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+let data1 = data.duration_seconds;
+const _errs5 = errors;
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 10 || isNaN(data1)){
+validate43.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
+return false;
+}
+else {
+if(data1 < 0.05 || isNaN(data1)){
+validate43.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.05},message:"must be >= 0.05"}];
+return false;
+}
+}
+}
+else {
+validate43.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+if(valid0){
+if(data.direction !== undefined){
+let data2 = data.direction;
+const _errs7 = errors;
+if(typeof data2 !== "string"){
+validate43.errors = [{instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data2 === "left") || (data2 === "right")) || (data2 === "up")) || (data2 === "down"))){
+validate43.errors = [{instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema67.properties.direction.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate43.errors = vErrors;
+return errors === 0;
+}
+validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate42.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
+validate42.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "enter")) || (key0 === "exit"))){
+validate42.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate42.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("set_item_animation" !== data0){
+validate42.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_animation"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+let data1 = data.item_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func2(data1) > 64){
+validate42.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func2(data1) < 1){
+validate42.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern42.test(data1)){
+validate42.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate42.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.enter !== undefined){
 let data2 = data.enter;
 const _errs7 = errors;
@@ -3555,8 +3579,8 @@ const _errs8 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs9 = errors;
-if(!(validate41(data2, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate43(data2, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs9 === errors;
@@ -3595,7 +3619,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return false;
 }
 else {
@@ -3622,8 +3646,8 @@ const _errs13 = errors;
 let valid3 = false;
 let passing1 = null;
 const _errs14 = errors;
-if(!(validate41(data3, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate43(data3, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs14 === errors;
@@ -3662,7 +3686,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return false;
 }
 else {
@@ -3688,21 +3712,21 @@ var valid0 = true;
 }
 }
 else {
-validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema66 = {"type":"object","description":"Transition between two items: moves the incoming item (to_item_id) earlier so it overlaps the outgoing one (from_item_id) by overlap_seconds, and sets the incoming item's enter animation and the outgoing item's exit animation (default: fade both over the overlap).","additionalProperties":false,"required":["type","from_item_id","to_item_id"],"properties":{"type":{"type":"string","const":"apply_item_transition"},"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"to_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10,"default":0.5},"enter":{"$ref":"https://media-api.local/components#/$defs/Animation"},"exit":{"$ref":"https://media-api.local/components#/$defs/Animation"}}};
+const schema69 = {"type":"object","description":"Transition between two items: moves the incoming item (to_item_id) earlier so it overlaps the outgoing one (from_item_id) by overlap_seconds, and sets the incoming item's enter animation and the outgoing item's exit animation (default: fade both over the overlap).","additionalProperties":false,"required":["type","from_item_id","to_item_id"],"properties":{"type":{"type":"string","const":"apply_item_transition"},"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"to_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10,"default":0.5},"enter":{"$ref":"https://media-api.local/components#/$defs/Animation"},"exit":{"$ref":"https://media-api.local/components#/$defs/Animation"}}};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3716,14 +3740,14 @@ data.overlap_seconds = 0.5;
 }
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.from_item_id === undefined) && (missing0 = "from_item_id"))) || ((data.to_item_id === undefined) && (missing0 = "to_item_id"))){
-validate44.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate46.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "type") || (key0 === "from_item_id")) || (key0 === "to_item_id")) || (key0 === "overlap_seconds")) || (key0 === "enter")) || (key0 === "exit"))){
-validate44.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate46.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3733,11 +3757,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate44.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate46.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("apply_item_transition" !== data0){
-validate44.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "apply_item_transition"},message:"must be equal to constant"}];
+validate46.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "apply_item_transition"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3753,24 +3777,24 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func2(data1) > 64){
-validate44.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate46.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func2(data1) < 1){
-validate44.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate46.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern45.test(data1)){
-validate44.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(!pattern42.test(data1)){
+validate46.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate44.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate46.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3787,24 +3811,24 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(func2(data2) > 64){
-validate44.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate46.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func2(data2) < 1){
-validate44.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate46.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern45.test(data2)){
-validate44.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(!pattern42.test(data2)){
+validate46.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate44.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate46.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3819,18 +3843,18 @@ const _errs10 = errors;
 if(errors === _errs10){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 10 || isNaN(data3)){
-validate44.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
+validate46.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate44.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate46.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate44.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate46.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -3838,8 +3862,8 @@ var valid0 = _errs10 === errors;
 if(valid0){
 if(data.enter !== undefined){
 const _errs12 = errors;
-if(!(validate41(data.enter, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate43(data.enter, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs12 === errors;
@@ -3850,8 +3874,8 @@ var valid0 = true;
 if(valid0){
 if(data.exit !== undefined){
 const _errs13 = errors;
-if(!(validate41(data.exit, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate43(data.exit, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs13 === errors;
@@ -3868,371 +3892,16 @@ var valid0 = true;
 }
 }
 else {
-validate44.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate46.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema69 = {"type":"object","description":"Splits an item at a timeline time (strictly inside the item) into two items whose sources continue; the first keeps item_id, the second gets a new id (see applied_operations).","additionalProperties":false,"required":["type","item_id","at_seconds"],"properties":{"type":{"type":"string","const":"split_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"at_seconds":{"type":"number","description":"Timeline time of the cut.","minimum":0,"maximum":14400}}};
-
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate47.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.at_seconds === undefined) && (missing0 = "at_seconds"))){
-validate47.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "at_seconds"))){
-validate47.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate47.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("split_item" !== data0){
-validate47.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "split_item"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.item_id !== undefined){
-let data1 = data.item_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func2(data1) > 64){
-validate47.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func2(data1) < 1){
-validate47.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern45.test(data1)){
-validate47.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
-return false;
-}
-}
-}
-}
-else {
-validate47.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.at_seconds !== undefined){
-let data2 = data.at_seconds;
-const _errs7 = errors;
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 14400 || isNaN(data2)){
-validate47.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate47.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate47.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate47.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate47.errors = vErrors;
-return errors === 0;
-}
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema71 = {"type":"object","description":"Sets a visual item's placement in fractions of the frame (see Transform); omitted fields are unchanged.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_transform"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
-
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate48.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
-validate48.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "type") || (key0 === "item_id")) || (key0 === "left")) || (key0 === "top")) || (key0 === "width")) || (key0 === "height")) || (key0 === "opacity"))){
-validate48.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate48.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("set_item_transform" !== data0){
-validate48.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_transform"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.item_id !== undefined){
-let data1 = data.item_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func2(data1) > 64){
-validate48.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func2(data1) < 1){
-validate48.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern45.test(data1)){
-validate48.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
-return false;
-}
-}
-}
-}
-else {
-validate48.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.left !== undefined){
-let data2 = data.left;
-const _errs7 = errors;
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 2 || isNaN(data2)){
-validate48.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
-return false;
-}
-else {
-if(data2 < -2 || isNaN(data2)){
-validate48.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2},message:"must be >= -2"}];
-return false;
-}
-}
-}
-else {
-validate48.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.top !== undefined){
-let data3 = data.top;
-const _errs9 = errors;
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2 || isNaN(data3)){
-validate48.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
-return false;
-}
-else {
-if(data3 < -2 || isNaN(data3)){
-validate48.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2},message:"must be >= -2"}];
-return false;
-}
-}
-}
-else {
-validate48.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.width !== undefined){
-let data4 = data.width;
-const _errs11 = errors;
-if(errors === _errs11){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 4 || isNaN(data4)){
-validate48.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
-return false;
-}
-else {
-if(data4 < 0.01 || isNaN(data4)){
-validate48.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
-return false;
-}
-}
-}
-else {
-validate48.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.height !== undefined){
-let data5 = data.height;
-const _errs13 = errors;
-if(errors === _errs13){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 4 || isNaN(data5)){
-validate48.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
-return false;
-}
-else {
-if(data5 < 0.01 || isNaN(data5)){
-validate48.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
-return false;
-}
-}
-}
-else {
-validate48.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.opacity !== undefined){
-let data6 = data.opacity;
-const _errs15 = errors;
-if(errors === _errs15){
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 1 || isNaN(data6)){
-validate48.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
-if(data6 < 0 || isNaN(data6)){
-validate48.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate48.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate48.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate48.errors = vErrors;
-return errors === 0;
-}
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema73 = {"type":"object","description":"Moves an item to another track of a compatible type.","additionalProperties":false,"required":["type","item_id","track_id"],"properties":{"type":{"type":"string","const":"move_item_to_track"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"}}};
-const schema75 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema72 = {"type":"object","description":"Splits an item at a timeline time (strictly inside the item) into two items whose sources continue; the first keeps item_id, the second gets a new id (see applied_operations).","additionalProperties":false,"required":["type","item_id","at_seconds"],"properties":{"type":{"type":"string","const":"split_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"at_seconds":{"type":"number","description":"Timeline time of the cut.","minimum":0,"maximum":14400}}};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4247,14 +3916,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.track_id === undefined) && (missing0 = "track_id"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.at_seconds === undefined) && (missing0 = "at_seconds"))){
 validate49.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "track_id"))){
+if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "at_seconds"))){
 validate49.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4268,8 +3937,8 @@ if(typeof data0 !== "string"){
 validate49.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("move_item_to_track" !== data0){
-validate49.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "move_item_to_track"},message:"must be equal to constant"}];
+if("split_item" !== data0){
+validate49.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "split_item"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4294,7 +3963,7 @@ validate49.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://m
 return false;
 }
 else {
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 validate49.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
@@ -4312,31 +3981,24 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.track_id !== undefined){
-let data2 = data.track_id;
+if(data.at_seconds !== undefined){
+let data2 = data.at_seconds;
 const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func2(data2) > 64){
-validate49.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 14400 || isNaN(data2)){
+validate49.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
-if(func2(data2) < 1){
-validate49.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern45.test(data2)){
-validate49.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(data2 < 0 || isNaN(data2)){
+validate49.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
-}
 else {
-validate49.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate49.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4360,7 +4022,7 @@ return errors === 0;
 }
 validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema76 = {"type":"object","description":"Changes an item's z-order: front (above every item), back (below every item), forward (one step up) or backward (one step down).","additionalProperties":false,"required":["type","item_id","position"],"properties":{"type":{"type":"string","const":"set_item_layer_order"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"position":{"type":"string","enum":["front","back","forward","backward"]}}};
+const schema74 = {"type":"object","description":"Sets a visual item's placement in fractions of the frame (see Transform); omitted fields are unchanged.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_transform"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4375,14 +4037,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.position === undefined) && (missing0 = "position"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
 validate50.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "position"))){
+if(!(((((((key0 === "type") || (key0 === "item_id")) || (key0 === "left")) || (key0 === "top")) || (key0 === "width")) || (key0 === "height")) || (key0 === "opacity"))){
 validate50.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4396,8 +4058,8 @@ if(typeof data0 !== "string"){
 validate50.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("set_item_layer_order" !== data0){
-validate50.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_layer_order"},message:"must be equal to constant"}];
+if("set_item_transform" !== data0){
+validate50.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_transform"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4422,7 +4084,7 @@ validate50.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://m
 return false;
 }
 else {
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 validate50.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
@@ -4440,21 +4102,143 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.position !== undefined){
-let data2 = data.position;
+if(data.left !== undefined){
+let data2 = data.left;
 const _errs7 = errors;
-if(typeof data2 !== "string"){
-validate50.errors = [{instancePath:instancePath+"/position",schemaPath:"#/properties/position/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 2 || isNaN(data2)){
+validate50.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
 return false;
 }
-if(!((((data2 === "front") || (data2 === "back")) || (data2 === "forward")) || (data2 === "backward"))){
-validate50.errors = [{instancePath:instancePath+"/position",schemaPath:"#/properties/position/enum",keyword:"enum",params:{allowedValues: schema76.properties.position.enum},message:"must be equal to one of the allowed values"}];
+else {
+if(data2 < -2 || isNaN(data2)){
+validate50.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2},message:"must be >= -2"}];
 return false;
+}
+}
+}
+else {
+validate50.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.top !== undefined){
+let data3 = data.top;
+const _errs9 = errors;
+if(errors === _errs9){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+validate50.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
+return false;
+}
+else {
+if(data3 < -2 || isNaN(data3)){
+validate50.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2},message:"must be >= -2"}];
+return false;
+}
+}
+}
+else {
+validate50.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.width !== undefined){
+let data4 = data.width;
+const _errs11 = errors;
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 4 || isNaN(data4)){
+validate50.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
+return false;
+}
+else {
+if(data4 < 0.01 || isNaN(data4)){
+validate50.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+return false;
+}
+}
+}
+else {
+validate50.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.height !== undefined){
+let data5 = data.height;
+const _errs13 = errors;
+if(errors === _errs13){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 4 || isNaN(data5)){
+validate50.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
+return false;
+}
+else {
+if(data5 < 0.01 || isNaN(data5)){
+validate50.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+return false;
+}
+}
+}
+else {
+validate50.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.opacity !== undefined){
+let data6 = data.opacity;
+const _errs15 = errors;
+if(errors === _errs15){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 1 || isNaN(data6)){
+validate50.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data6 < 0 || isNaN(data6)){
+validate50.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate50.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -4471,11 +4255,136 @@ return errors === 0;
 }
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema78 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema79 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
-const schema80 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
-const pattern60 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
-const pattern61 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
+const schema76 = {"type":"object","description":"Moves an item to another track of a compatible type.","additionalProperties":false,"required":["type","item_id","track_id"],"properties":{"type":{"type":"string","const":"move_item_to_track"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"}}};
+const schema78 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate51.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.track_id === undefined) && (missing0 = "track_id"))){
+validate51.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "track_id"))){
+validate51.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate51.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("move_item_to_track" !== data0){
+validate51.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "move_item_to_track"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+let data1 = data.item_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func2(data1) > 64){
+validate51.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func2(data1) < 1){
+validate51.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern42.test(data1)){
+validate51.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate51.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.track_id !== undefined){
+let data2 = data.track_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func2(data2) > 64){
+validate51.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func2(data2) < 1){
+validate51.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern42.test(data2)){
+validate51.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate51.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate51.errors = vErrors;
+return errors === 0;
+}
+validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema79 = {"type":"object","description":"Changes an item's z-order: front (above every item), back (below every item), forward (one step up) or backward (one step down).","additionalProperties":false,"required":["type","item_id","position"],"properties":{"type":{"type":"string","const":"set_item_layer_order"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"position":{"type":"string","enum":["front","back","forward","backward"]}}};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4489,10 +4398,125 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.position === undefined) && (missing0 = "position"))){
+validate52.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema79.properties, key0))){
+if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "position"))){
 validate52.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate52.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("set_item_layer_order" !== data0){
+validate52.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_layer_order"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+let data1 = data.item_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func2(data1) > 64){
+validate52.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func2(data1) < 1){
+validate52.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern42.test(data1)){
+validate52.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate52.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.position !== undefined){
+let data2 = data.position;
+const _errs7 = errors;
+if(typeof data2 !== "string"){
+validate52.errors = [{instancePath:instancePath+"/position",schemaPath:"#/properties/position/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data2 === "front") || (data2 === "back")) || (data2 === "forward")) || (data2 === "backward"))){
+validate52.errors = [{instancePath:instancePath+"/position",schemaPath:"#/properties/position/enum",keyword:"enum",params:{allowedValues: schema79.properties.position.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema81 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema82 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
+const schema83 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
+const pattern57 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
+const pattern58 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
+
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate54.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
+for(const key0 in data){
+if(!(func1.call(schema82.properties, key0))){
+validate54.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4504,18 +4528,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 100){
-validate52.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate54.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
-if(!pattern60.test(data0)){
-validate52.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"+"\""}];
+if(!pattern57.test(data0)){
+validate54.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate52.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate54.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4531,18 +4555,18 @@ const _errs4 = errors;
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 512 || isNaN(data1)){
-validate52.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 512},message:"must be <= 512"}];
+validate54.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 512},message:"must be <= 512"}];
 return false;
 }
 else {
 if(data1 < 4 || isNaN(data1)){
-validate52.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4},message:"must be >= 4"}];
+validate54.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4},message:"must be >= 4"}];
 return false;
 }
 }
 }
 else {
-validate52.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate54.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4556,29 +4580,29 @@ if(data.font_weight !== undefined){
 let data2 = data.font_weight;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate52.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate54.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 900 || isNaN(data2)){
-validate52.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/maximum",keyword:"maximum",params:{comparison: "<=", limit: 900},message:"must be <= 900"}];
+validate54.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/maximum",keyword:"maximum",params:{comparison: "<=", limit: 900},message:"must be <= 900"}];
 return false;
 }
 else {
 if(data2 < 100 || isNaN(data2)){
-validate52.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+validate54.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 else {
 let res0;
 if((100 === 0 || (res0 = data2/100, res0 !== parseInt(res0)))){
-validate52.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/multipleOf",keyword:"multipleOf",params:{multipleOf: 100},message:"must be multiple of 100"}];
+validate54.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/multipleOf",keyword:"multipleOf",params:{multipleOf: 100},message:"must be multiple of 100"}];
 return false;
 }
 else {
 if(!(formats0.validate(data2))){
-validate52.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate54.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -4599,18 +4623,18 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func2(data3) > 9){
-validate52.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
+validate54.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
 return false;
 }
 else {
-if(!pattern61.test(data3)){
-validate52.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
+if(!pattern58.test(data3)){
+validate54.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate52.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate54.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4627,18 +4651,18 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data4 === "string"){
 if(func2(data4) > 9){
-validate52.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
+validate54.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
 return false;
 }
 else {
-if(!pattern61.test(data4)){
-validate52.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
+if(!pattern58.test(data4)){
+validate54.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate52.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate54.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4655,18 +4679,18 @@ const _errs15 = errors;
 if(errors === _errs15){
 if(typeof data5 === "string"){
 if(func2(data5) > 9){
-validate52.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
+validate54.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
 return false;
 }
 else {
-if(!pattern61.test(data5)){
-validate52.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
+if(!pattern58.test(data5)){
+validate54.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate52.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate54.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4682,18 +4706,18 @@ const _errs17 = errors;
 if(errors === _errs17){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 50 || isNaN(data6)){
-validate52.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50"}];
+validate54.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50"}];
 return false;
 }
 else {
 if(data6 < 0 || isNaN(data6)){
-validate52.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate54.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate52.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate54.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4707,11 +4731,11 @@ if(data.align !== undefined){
 let data7 = data.align;
 const _errs19 = errors;
 if(typeof data7 !== "string"){
-validate52.errors = [{instancePath:instancePath+"/align",schemaPath:"#/properties/align/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate54.errors = [{instancePath:instancePath+"/align",schemaPath:"#/properties/align/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data7 === "left") || (data7 === "center")) || (data7 === "right"))){
-validate52.errors = [{instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema79.properties.align.enum},message:"must be equal to one of the allowed values"}];
+validate54.errors = [{instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema82.properties.align.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -4726,18 +4750,18 @@ const _errs21 = errors;
 if(errors === _errs21){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1 || isNaN(data8)){
-validate52.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate54.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate52.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate54.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate52.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate54.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4753,18 +4777,18 @@ const _errs23 = errors;
 if(errors === _errs23){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 1 || isNaN(data9)){
-validate52.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate54.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data9 < 0 || isNaN(data9)){
-validate52.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate54.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate52.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate54.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4781,18 +4805,18 @@ const _errs26 = errors;
 if(errors === _errs26){
 if(typeof data10 === "string"){
 if(func2(data10) > 9){
-validate52.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
+validate54.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
 return false;
 }
 else {
-if(!pattern61.test(data10)){
-validate52.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
+if(!pattern58.test(data10)){
+validate54.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate52.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate54.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4806,11 +4830,11 @@ if(data.text_transform !== undefined){
 let data11 = data.text_transform;
 const _errs28 = errors;
 if(typeof data11 !== "string"){
-validate52.errors = [{instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate54.errors = [{instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data11 === "none") || (data11 === "uppercase")) || (data11 === "lowercase")) || (data11 === "capitalize"))){
-validate52.errors = [{instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema79.properties.text_transform.enum},message:"must be equal to one of the allowed values"}];
+validate54.errors = [{instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema82.properties.text_transform.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs28 === errors;
@@ -4832,20 +4856,20 @@ var valid0 = true;
 }
 }
 else {
-validate52.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate54.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate52.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4862,14 +4886,14 @@ data.duration_seconds = 3;
 }
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
-validate51.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate53.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "text")) || (key0 === "from_seconds")) || (key0 === "duration_seconds")) || (key0 === "style"))){
-validate51.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate53.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4879,11 +4903,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate51.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate53.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("add_text" !== data0){
-validate51.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_text"},message:"must be equal to constant"}];
+validate53.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_text"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4898,24 +4922,24 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func2(data1) > 5000){
-validate51.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
+validate53.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
 if(func2(data1) < 1){
-validate51.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate53.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data1)){
-validate51.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate53.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate51.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate53.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4930,18 +4954,18 @@ const _errs6 = errors;
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 14400 || isNaN(data2)){
-validate51.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate53.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate51.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate53.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate51.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate53.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4952,18 +4976,18 @@ const _errs8 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 14400 || isNaN(data3)){
-validate51.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate53.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data3 < 0.01 || isNaN(data3)){
-validate51.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+validate53.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate51.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate53.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4971,8 +4995,8 @@ var valid0 = _errs8 === errors;
 if(valid0){
 if(data.style !== undefined){
 const _errs10 = errors;
-if(!(validate52(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs10 === errors;
@@ -4988,21 +5012,21 @@ var valid0 = true;
 }
 }
 else {
-validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate51.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema84 = {"type":"object","description":"Changes a text item's text and/or style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_text"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema87 = {"type":"object","description":"Changes a text item's text and/or style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_text"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5013,14 +5037,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
-validate54.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate56.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "text")) || (key0 === "style"))){
-validate54.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate56.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5030,11 +5054,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate54.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate56.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("update_text" !== data0){
-validate54.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "update_text"},message:"must be equal to constant"}];
+validate56.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "update_text"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5050,24 +5074,24 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func2(data1) > 64){
-validate54.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate56.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func2(data1) < 1){
-validate54.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate56.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern45.test(data1)){
-validate54.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(!pattern42.test(data1)){
+validate56.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate54.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate56.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5083,24 +5107,24 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func2(data2) > 5000){
-validate54.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
+validate56.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
 if(func2(data2) < 1){
-validate54.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate56.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data2)){
-validate54.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate56.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate54.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate56.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5112,8 +5136,8 @@ var valid0 = true;
 if(valid0){
 if(data.style !== undefined){
 const _errs9 = errors;
-if(!(validate52(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs9 === errors;
@@ -5128,23 +5152,23 @@ var valid0 = true;
 }
 }
 else {
-validate54.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate54.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema86 = {"type":"object","description":"Adds a captions item on a front layer from caption cues (times relative to from_seconds). duration_seconds defaults to the end of the last cue.","additionalProperties":false,"required":["type","captions"],"properties":{"type":{"type":"string","const":"add_captions"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema87 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
-const schema88 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
+const schema89 = {"type":"object","description":"Adds a captions item on a front layer from caption cues (times relative to from_seconds). duration_seconds defaults to the end of the last cue.","additionalProperties":false,"required":["type","captions"],"properties":{"type":{"type":"string","const":"add_captions"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema90 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
+const schema91 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5155,14 +5179,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.text === undefined) && (missing0 = "text")) || ((data.startMs === undefined) && (missing0 = "startMs"))) || ((data.endMs === undefined) && (missing0 = "endMs"))){
-validate57.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate59.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "text") || (key0 === "startMs")) || (key0 === "endMs")) || (key0 === "timestampMs")) || (key0 === "confidence")) || (key0 === "words"))){
-validate57.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate59.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5174,24 +5198,24 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 500){
-validate57.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+validate59.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
 return false;
 }
 else {
 if(func2(data0) < 1){
-validate57.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate59.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data0)){
-validate57.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate59.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate57.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate59.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5205,23 +5229,23 @@ if(data.startMs !== undefined){
 let data1 = data.startMs;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate57.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate59.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 86400000 || isNaN(data1)){
-validate57.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
+validate59.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
 return false;
 }
 else {
 if(data1 < 0 || isNaN(data1)){
-validate57.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate59.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 if(!(formats0.validate(data1))){
-validate57.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate59.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -5238,23 +5262,23 @@ if(data.endMs !== undefined){
 let data2 = data.endMs;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate57.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate59.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 86400000 || isNaN(data2)){
-validate57.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
+validate59.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate57.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate59.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 if(!(formats0.validate(data2))){
-validate57.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate59.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -5271,23 +5295,23 @@ if(data.timestampMs !== undefined){
 let data3 = data.timestampMs;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate57.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate59.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 86400000 || isNaN(data3)){
-validate57.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
+validate59.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate57.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate59.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 if(!(formats0.validate(data3))){
-validate57.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate59.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -5306,18 +5330,18 @@ const _errs10 = errors;
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 1 || isNaN(data4)){
-validate57.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate59.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate57.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate59.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate57.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate59.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5333,7 +5357,7 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(Array.isArray(data5)){
 if(data5.length > 200){
-validate57.errors = [{instancePath:instancePath+"/words",schemaPath:"#/properties/words/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"}];
+validate59.errors = [{instancePath:instancePath+"/words",schemaPath:"#/properties/words/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"}];
 return false;
 }
 else {
@@ -5347,14 +5371,14 @@ if(errors === _errs15){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 let missing1;
 if((((data6.text === undefined) && (missing1 = "text")) || ((data6.startMs === undefined) && (missing1 = "startMs"))) || ((data6.endMs === undefined) && (missing1 = "endMs"))){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs17 = errors;
 for(const key1 in data6){
 if(!((((key1 === "text") || (key1 === "startMs")) || (key1 === "endMs")) || (key1 === "confidence"))){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5366,24 +5390,24 @@ const _errs18 = errors;
 if(errors === _errs18){
 if(typeof data7 === "string"){
 if(func2(data7) > 100){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(func2(data7) < 1){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data7)){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5397,23 +5421,23 @@ if(data6.startMs !== undefined){
 let data8 = data6.startMs;
 const _errs20 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs20){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 86400000 || isNaN(data8)){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 if(!(formats0.validate(data8))){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -5430,23 +5454,23 @@ if(data6.endMs !== undefined){
 let data9 = data6.endMs;
 const _errs22 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs22){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 86400000 || isNaN(data9)){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
 return false;
 }
 else {
 if(data9 < 0 || isNaN(data9)){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 if(!(formats0.validate(data9))){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -5465,18 +5489,18 @@ const _errs24 = errors;
 if(errors === _errs24){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 1 || isNaN(data10)){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data10 < 0 || isNaN(data10)){
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate57.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5492,7 +5516,7 @@ var valid3 = true;
 }
 }
 else {
-validate57.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate59.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -5504,7 +5528,7 @@ break;
 }
 }
 else {
-validate57.errors = [{instancePath:instancePath+"/words",schemaPath:"#/properties/words/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate59.errors = [{instancePath:instancePath+"/words",schemaPath:"#/properties/words/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -5522,20 +5546,20 @@ var valid0 = true;
 }
 }
 else {
-validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate59.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate57.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5549,14 +5573,14 @@ data.from_seconds = 0;
 }
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.captions === undefined) && (missing0 = "captions"))){
-validate56.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate58.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "captions")) || (key0 === "from_seconds")) || (key0 === "duration_seconds")) || (key0 === "style"))){
-validate56.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate58.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5566,11 +5590,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate56.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate58.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("add_captions" !== data0){
-validate56.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_captions"},message:"must be equal to constant"}];
+validate58.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_captions"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5585,12 +5609,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(Array.isArray(data1)){
 if(data1.length > 5000){
-validate56.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/maxItems",keyword:"maxItems",params:{limit: 5000},message:"must NOT have more than 5000 items"}];
+validate58.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/maxItems",keyword:"maxItems",params:{limit: 5000},message:"must NOT have more than 5000 items"}];
 return false;
 }
 else {
 if(data1.length < 1){
-validate56.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate58.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -5598,8 +5622,8 @@ var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
-if(!(validate57(data1[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data1[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs6 === errors;
@@ -5611,7 +5635,7 @@ break;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate58.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -5626,18 +5650,18 @@ const _errs7 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 14400 || isNaN(data3)){
-validate56.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate58.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate56.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate58.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate58.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5649,18 +5673,18 @@ const _errs9 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 14400 || isNaN(data4)){
-validate56.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate58.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data4 < 0.01 || isNaN(data4)){
-validate56.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+validate58.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate58.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5672,8 +5696,8 @@ var valid0 = true;
 if(valid0){
 if(data.style !== undefined){
 const _errs11 = errors;
-if(!(validate52(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs11 === errors;
@@ -5689,21 +5713,21 @@ var valid0 = true;
 }
 }
 else {
-validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate56.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema89 = {"type":"object","description":"Replaces a captions item's cues and/or changes its style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_captions"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema92 = {"type":"object","description":"Replaces a captions item's cues and/or changes its style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_captions"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5714,14 +5738,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
-validate60.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate62.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "captions")) || (key0 === "style"))){
-validate60.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate62.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5731,11 +5755,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate60.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate62.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("update_captions" !== data0){
-validate60.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "update_captions"},message:"must be equal to constant"}];
+validate62.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "update_captions"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5751,24 +5775,24 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func2(data1) > 64){
-validate60.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate62.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func2(data1) < 1){
-validate60.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate62.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern45.test(data1)){
-validate60.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(!pattern42.test(data1)){
+validate62.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate60.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate62.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5784,12 +5808,12 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(Array.isArray(data2)){
 if(data2.length > 5000){
-validate60.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/maxItems",keyword:"maxItems",params:{limit: 5000},message:"must NOT have more than 5000 items"}];
+validate62.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/maxItems",keyword:"maxItems",params:{limit: 5000},message:"must NOT have more than 5000 items"}];
 return false;
 }
 else {
 if(data2.length < 1){
-validate60.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate62.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -5797,8 +5821,8 @@ var valid2 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 const _errs9 = errors;
-if(!(validate57(data2[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data2[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 var valid2 = _errs9 === errors;
@@ -5810,7 +5834,7 @@ break;
 }
 }
 else {
-validate60.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate62.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -5822,8 +5846,8 @@ var valid0 = true;
 if(valid0){
 if(data.style !== undefined){
 const _errs10 = errors;
-if(!(validate52(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs10 === errors;
@@ -5838,22 +5862,22 @@ var valid0 = true;
 }
 }
 else {
-validate60.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate62.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate60.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema91 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
-const schema92 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
+const schema94 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
+const schema95 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5870,14 +5894,14 @@ data.volume_db = 0;
 }
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
-validate63.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate65.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "type") || (key0 === "text")) || (key0 === "voice_id")) || (key0 === "from_seconds")) || (key0 === "volume_db")) || (key0 === "voice_settings"))){
-validate63.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate65.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5887,11 +5911,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate63.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate65.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("add_voiceover" !== data0){
-validate63.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_voiceover"},message:"must be equal to constant"}];
+validate65.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_voiceover"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5906,24 +5930,24 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func2(data1) > 5000){
-validate63.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
+validate65.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
 if(func2(data1) < 1){
-validate63.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate65.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data1)){
-validate63.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate65.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate65.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5939,18 +5963,18 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func2(data2) > 160){
-validate63.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate65.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(!pattern7.test(data2)){
-validate63.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""}];
+validate65.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate65.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5965,18 +5989,18 @@ const _errs8 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 14400 || isNaN(data3)){
-validate63.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate65.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate63.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate65.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate65.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5987,18 +6011,18 @@ const _errs10 = errors;
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 12 || isNaN(data4)){
-validate63.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+validate65.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
 return false;
 }
 else {
 if(data4 < -60 || isNaN(data4)){
-validate63.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+validate65.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
 return false;
 }
 }
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate65.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6022,7 +6046,7 @@ data5.volume_db = 0;
 const _errs15 = errors;
 for(const key1 in data5){
 if(!(((key1 === "speed") || (key1 === "pitch")) || (key1 === "volume_db"))){
-validate63.errors = [{instancePath:instancePath+"/voice_settings",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6033,18 +6057,18 @@ const _errs16 = errors;
 if(errors === _errs16){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 2 || isNaN(data6)){
-validate63.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
 return false;
 }
 else {
 if(data6 < 0.5 || isNaN(data6)){
-validate63.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5},message:"must be >= 0.5"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5},message:"must be >= 0.5"}];
 return false;
 }
 }
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6055,18 +6079,18 @@ const _errs18 = errors;
 if(errors === _errs18){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 12 || isNaN(data7)){
-validate63.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
 return false;
 }
 else {
 if(data7 < -12 || isNaN(data7)){
-validate63.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/minimum",keyword:"minimum",params:{comparison: ">=", limit: -12},message:"must be >= -12"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/minimum",keyword:"minimum",params:{comparison: ">=", limit: -12},message:"must be >= -12"}];
 return false;
 }
 }
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6077,18 +6101,18 @@ const _errs20 = errors;
 if(errors === _errs20){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 12 || isNaN(data8)){
-validate63.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
 return false;
 }
 else {
 if(data8 < -60 || isNaN(data8)){
-validate63.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
 return false;
 }
 }
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6098,7 +6122,7 @@ var valid2 = _errs20 === errors;
 }
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/voice_settings",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate65.errors = [{instancePath:instancePath+"/voice_settings",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -6116,22 +6140,22 @@ var valid0 = true;
 }
 }
 else {
-validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate63.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema93 = {"type":"object","description":"Transcribes the selected video/audio items (respecting placement, trims, rate and duration) into word-timed captions, creating a captions item on a front layer or replacing the cues of captions_item_id. Without source_item_ids every audible video and audio item is used. Needs items with remote media and an available transcription provider (400 otherwise); voiceovers made by add_voiceover are captioned exactly.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"generate_captions_from_items"},"source_item_ids":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"captions_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"language":{"type":"string","description":"Spoken language (BCP 47, e.g. en or en-US); detected when omitted.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const pattern74 = new RegExp("^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$", "u");
+const schema96 = {"type":"object","description":"Transcribes the selected video/audio items (respecting placement, trims, rate and duration) into word-timed captions, creating a captions item on a front layer or replacing the cues of captions_item_id. Without source_item_ids every audible video and audio item is used. Needs items with remote media and an available transcription provider (400 otherwise); voiceovers made by add_voiceover are captioned exactly.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"generate_captions_from_items"},"source_item_ids":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"captions_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"language":{"type":"string","description":"Spoken language (BCP 47, e.g. en or en-US); detected when omitted.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const pattern71 = new RegExp("^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$", "u");
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6142,14 +6166,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.type === undefined) && (missing0 = "type")){
-validate64.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate66.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "source_item_ids")) || (key0 === "captions_item_id")) || (key0 === "language")) || (key0 === "style"))){
-validate64.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate66.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6159,11 +6183,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate64.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate66.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("generate_captions_from_items" !== data0){
-validate64.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "generate_captions_from_items"},message:"must be equal to constant"}];
+validate66.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "generate_captions_from_items"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -6178,12 +6202,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(Array.isArray(data1)){
 if(data1.length > 100){
-validate64.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate66.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
 if(data1.length < 1){
-validate64.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate66.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -6196,24 +6220,24 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func2(data2) > 64){
-validate64.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate66.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func2(data2) < 1){
-validate64.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate66.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern45.test(data2)){
-validate64.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(!pattern42.test(data2)){
+validate66.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate64.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate66.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6226,7 +6250,7 @@ break;
 }
 }
 else {
-validate64.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate66.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -6243,24 +6267,24 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
 if(func2(data3) > 64){
-validate64.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate66.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func2(data3) < 1){
-validate64.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate66.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern45.test(data3)){
-validate64.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(!pattern42.test(data3)){
+validate66.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate64.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate66.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6276,18 +6300,18 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data4 === "string"){
 if(func2(data4) > 35){
-validate64.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
+validate66.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
 return false;
 }
 else {
-if(!pattern74.test(data4)){
-validate64.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"+"\""}];
+if(!pattern71.test(data4)){
+validate66.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate64.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate66.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6299,8 +6323,8 @@ var valid0 = true;
 if(valid0){
 if(data.style !== undefined){
 const _errs14 = errors;
-if(!(validate52(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs14 === errors;
@@ -6316,20 +6340,20 @@ var valid0 = true;
 }
 }
 else {
-validate64.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate66.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate64.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate36.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6346,14 +6370,14 @@ if(errors === _errs3){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.title === undefined) && (missing0 = "title"))){
-validate34.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate36.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs5 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "title"))){
-validate34.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate36.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6363,11 +6387,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs6 = errors;
 if(typeof data0 !== "string"){
-validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("set_title" !== data0){
-validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/type/const",keyword:"const",params:{allowedValue: "set_title"},message:"must be equal to constant"}];
+validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/type/const",keyword:"const",params:{allowedValue: "set_title"},message:"must be equal to constant"}];
 return false;
 }
 var valid3 = _errs6 === errors;
@@ -6382,24 +6406,24 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data1 === "string"){
 if(func2(data1) > 200){
-validate34.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate36.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(func2(data1) < 1){
-validate34.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate36.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data1)){
-validate34.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6413,31 +6437,13 @@ var valid3 = true;
 }
 }
 else {
-validate34.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate36.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 var props0 = true;
 }
 else if(tag0 === "remove_item"){
-if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_timing"){
-if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_source"){
 if(!(validate37(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
@@ -6446,7 +6452,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_audio"){
+else if(tag0 === "set_item_timing"){
 if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
@@ -6455,7 +6461,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_audio_levels"){
+else if(tag0 === "set_item_source"){
 if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
@@ -6464,7 +6470,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_animation"){
+else if(tag0 === "set_item_audio"){
 if(!(validate40(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
@@ -6473,9 +6479,27 @@ if(props0 !== true){
 props0 = true;
 }
 }
+else if(tag0 === "set_audio_levels"){
+if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "set_item_animation"){
+if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
 else if(tag0 === "apply_item_transition"){
-if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -6483,24 +6507,6 @@ props0 = true;
 }
 }
 else if(tag0 === "split_item"){
-if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_transform"){
-if(!(validate48(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "move_item_to_track"){
 if(!(validate49(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
@@ -6509,7 +6515,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_layer_order"){
+else if(tag0 === "set_item_transform"){
 if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
@@ -6518,7 +6524,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "add_text"){
+else if(tag0 === "move_item_to_track"){
 if(!(validate51(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
@@ -6527,16 +6533,25 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "update_text"){
-if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+else if(tag0 === "set_item_layer_order"){
+if(!(validate52(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "add_captions"){
+else if(tag0 === "add_text"){
+if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "update_text"){
 if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
@@ -6545,9 +6560,18 @@ if(props0 !== true){
 props0 = true;
 }
 }
+else if(tag0 === "add_captions"){
+if(!(validate58(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
 else if(tag0 === "update_captions"){
-if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate62(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -6566,14 +6590,14 @@ data.volume_db = 0;
 }
 let missing1;
 if((data.type === undefined) && (missing1 = "type")){
-validate34.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate36.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs28 = errors;
 for(const key1 in data){
 if(!(((((((key1 === "type") || (key1 === "sound_effect_id")) || (key1 === "url")) || (key1 === "media_id")) || (key1 === "from_seconds")) || (key1 === "duration_seconds")) || (key1 === "volume_db"))){
-validate34.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate36.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6583,11 +6607,11 @@ if(data.type !== undefined){
 let data2 = data.type;
 const _errs29 = errors;
 if(typeof data2 !== "string"){
-validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("add_sound_effect" !== data2){
-validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/type/const",keyword:"const",params:{allowedValue: "add_sound_effect"},message:"must be equal to constant"}];
+validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/type/const",keyword:"const",params:{allowedValue: "add_sound_effect"},message:"must be equal to constant"}];
 return false;
 }
 var valid21 = _errs29 === errors;
@@ -6602,18 +6626,18 @@ const _errs31 = errors;
 if(errors === _errs31){
 if(typeof data3 === "string"){
 if(func2(data3) > 100){
-validate34.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate36.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
-if(!pattern76.test(data3)){
-validate34.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""}];
+if(!pattern73.test(data3)){
+validate36.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6630,24 +6654,24 @@ if(errors === _errs33){
 if(errors === _errs33){
 if(typeof data4 === "string"){
 if(func2(data4) > 2048){
-validate34.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate36.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(!pattern77.test(data4)){
-validate34.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+if(!pattern74.test(data4)){
+validate36.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data4))){
-validate34.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6665,18 +6689,18 @@ if(errors === _errs35){
 if(errors === _errs35){
 if(typeof data5 === "string"){
 if(func2(data5) > 36){
-validate34.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate36.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data5))){
-validate34.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6692,18 +6716,18 @@ const _errs37 = errors;
 if(errors === _errs37){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 14400 || isNaN(data6)){
-validate34.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate36.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data6 < 0 || isNaN(data6)){
-validate34.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate36.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate36.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6715,18 +6739,18 @@ const _errs39 = errors;
 if(errors === _errs39){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 14400 || isNaN(data7)){
-validate34.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate36.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data7 < 0.01 || isNaN(data7)){
-validate34.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+validate36.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate36.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6741,18 +6765,18 @@ const _errs41 = errors;
 if(errors === _errs41){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 12 || isNaN(data8)){
-validate34.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+validate36.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
 return false;
 }
 else {
 if(data8 < -60 || isNaN(data8)){
-validate34.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+validate36.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
 return false;
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate36.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6767,7 +6791,7 @@ var valid21 = _errs41 === errors;
 }
 }
 else {
-validate34.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate36.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -6776,8 +6800,8 @@ props0 = true;
 }
 }
 else if(tag0 === "add_voiceover"){
-if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate65(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -6785,8 +6809,8 @@ props0 = true;
 }
 }
 else if(tag0 === "generate_captions_from_items"){
-if(!(validate64(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate66(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -6794,31 +6818,31 @@ props0 = true;
 }
 }
 else {
-validate34.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf"}];
+validate36.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf"}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string"}];
+validate36.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string"}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate34.errors = vErrors;
+validate36.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate34.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate36.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6829,14 +6853,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.operations === undefined) && (missing0 = "operations")){
-validate33.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "instructions") || (key0 === "operations")) || (key0 === "expected_version"))){
-validate33.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6848,18 +6872,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 4000){
-validate33.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"}];
+validate35.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data0)){
-validate33.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate35.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate33.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6875,12 +6899,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(Array.isArray(data1)){
 if(data1.length > 100){
-validate33.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate35.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
 if(data1.length < 1){
-validate33.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate35.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -6888,8 +6912,8 @@ var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
-if(!(validate34(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate36(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs6 === errors;
@@ -6901,7 +6925,7 @@ break;
 }
 }
 else {
-validate33.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate35.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -6915,23 +6939,23 @@ if(data.expected_version !== undefined){
 let data3 = data.expected_version;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate33.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate35.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate33.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate35.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate33.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate35.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data3))){
-validate33.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate35.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -6949,43 +6973,43 @@ var valid0 = true;
 }
 }
 else {
-validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate33.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/applyEditorEdits" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate34.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate33(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
-validate32.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost = validate85;
-const schema98 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request (first error)/applyEditorEditsViaPost"};
+exports.applyEditorEditsViaPost = validate87;
+const schema101 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request (first error)/applyEditorEditsViaPost"};
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6996,14 +7020,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.operations === undefined) && (missing0 = "operations")){
-validate86.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate88.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "instructions") || (key0 === "operations")) || (key0 === "expected_version"))){
-validate86.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate88.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7015,18 +7039,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 4000){
-validate86.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"}];
+validate88.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data0)){
-validate86.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate88.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate88.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7042,12 +7066,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(Array.isArray(data1)){
 if(data1.length > 100){
-validate86.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate88.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
 if(data1.length < 1){
-validate86.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate88.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -7055,8 +7079,8 @@ var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
-if(!(validate34(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate36(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs6 === errors;
@@ -7068,7 +7092,7 @@ break;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate88.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7082,23 +7106,23 @@ if(data.expected_version !== undefined){
 let data3 = data.expected_version;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate86.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate88.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate86.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate88.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate86.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate88.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data3))){
-validate86.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate88.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -7116,46 +7140,46 @@ var valid0 = true;
 }
 }
 else {
-validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate86.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/applyEditorEditsViaPost" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate88(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
-validate85.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia = validate89;
-const schema100 = {"$ref":"https://media-api.local/components#/$defs/AddEditorMediaRequest","$id":"https://media-api.local/components/request (first error)/addEditorMedia"};
-const schema101 = {"type":"object","description":"Body of POST /editor/videos/{id}/media. Exactly one of media_id and url (400 otherwise); media_type and filename describe a url (detected when omitted).","additionalProperties":false,"properties":{"media_id":{"type":"string","format":"uuid","description":"Existing library media (GET /editor/media).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"from_seconds":{"type":"number","description":"Start on the timeline.","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
-const schema102 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
-const schema103 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
+exports.addEditorMedia = validate91;
+const schema103 = {"$ref":"https://media-api.local/components#/$defs/AddEditorMediaRequest","$id":"https://media-api.local/components/request (first error)/addEditorMedia"};
+const schema104 = {"type":"object","description":"Body of POST /editor/videos/{id}/media. Exactly one of media_id and url (400 otherwise); media_type and filename describe a url (detected when omitted).","additionalProperties":false,"properties":{"media_id":{"type":"string","format":"uuid","description":"Existing library media (GET /editor/media).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"from_seconds":{"type":"number","description":"Start on the timeline.","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+const schema105 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
+const schema106 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7172,8 +7196,8 @@ data.fit = "cover";
 }
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema101.properties, key0))){
-validate90.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func1.call(schema104.properties, key0))){
+validate92.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7186,18 +7210,18 @@ if(errors === _errs2){
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 36){
-validate90.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate92.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data0))){
-validate90.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate92.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate90.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7215,24 +7239,24 @@ if(errors === _errs4){
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func2(data1) > 2048){
-validate90.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate92.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(!pattern77.test(data1)){
-validate90.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+if(!pattern74.test(data1)){
+validate92.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data1))){
-validate90.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate92.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate90.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7247,11 +7271,11 @@ if(data.media_type !== undefined){
 let data2 = data.media_type;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate90.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
-validate90.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema102.enum},message:"must be equal to one of the allowed values"}];
+validate92.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -7266,24 +7290,24 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func2(data3) > 255){
-validate90.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+validate92.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
 if(func2(data3) < 1){
-validate90.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate92.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern39.test(data3)){
-validate90.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
+if(!pattern36.test(data3)){
+validate92.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate90.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7298,18 +7322,18 @@ const _errs11 = errors;
 if(errors === _errs11){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 14400 || isNaN(data4)){
-validate90.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate92.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate90.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate92.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate90.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate92.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7321,18 +7345,18 @@ const _errs13 = errors;
 if(errors === _errs13){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 14400 || isNaN(data5)){
-validate90.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate92.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data5 < 0.01 || isNaN(data5)){
-validate90.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+validate92.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate90.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate92.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7345,11 +7369,11 @@ if(valid0){
 let data6 = data.fit;
 const _errs15 = errors;
 if(typeof data6 !== "string"){
-validate90.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data6 === "cover") || (data6 === "contain")) || (data6 === "fill")) || (data6 === "none"))){
-validate90.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema103.enum},message:"must be equal to one of the allowed values"}];
+validate92.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -7361,24 +7385,24 @@ const _errs20 = errors;
 if(errors === _errs20){
 if(typeof data7 === "string"){
 if(func2(data7) > 64){
-validate90.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate92.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func2(data7) < 1){
-validate90.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate92.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern45.test(data7)){
-validate90.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(!pattern42.test(data7)){
+validate92.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate90.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7392,11 +7416,11 @@ if(data.audio_role !== undefined){
 let data8 = data.audio_role;
 const _errs22 = errors;
 if(typeof data8 !== "string"){
-validate90.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
-validate90.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"}];
+validate92.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -7415,45 +7439,45 @@ var valid0 = true;
 }
 }
 else {
-validate90.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate90.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/addEditorMedia" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate92(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
-validate89.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo = validate92;
-const schema106 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request (first error)/exportEditorVideo"};
-const schema107 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
+exports.exportEditorVideo = validate94;
+const schema109 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request (first error)/exportEditorVideo"};
+const schema110 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/exportEditorVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7469,7 +7493,7 @@ data.quality = "standard";
 const _errs2 = errors;
 for(const key0 in data){
 if(!(key0 === "quality")){
-validate92.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate94.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7477,37 +7501,37 @@ break;
 if(_errs2 === errors){
 let data0 = data.quality;
 if(typeof data0 !== "string"){
-validate92.errors = [{instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate94.errors = [{instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data0 === "draft") || (data0 === "standard")) || (data0 === "high"))){
-validate92.errors = [{instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema107.properties.quality.enum},message:"must be equal to one of the allowed values"}];
+validate94.errors = [{instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema110.properties.quality.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 else {
-validate92.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate94.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate92.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia = validate93;
-const schema108 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request (first error)/uploadEditorMedia"};
-const schema109 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the upload to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
-const schema111 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
-const pattern84 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
-const pattern85 = new RegExp("^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-const schema112 = {"type":"object","description":"Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+exports.uploadEditorMedia = validate95;
+const schema111 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request (first error)/uploadEditorMedia"};
+const schema112 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the upload to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+const schema114 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
+const pattern81 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
+const pattern82 = new RegExp("^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+const schema115 = {"type":"object","description":"Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7525,7 +7549,7 @@ data.fit = "cover";
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "from_seconds") || (key0 === "duration_seconds")) || (key0 === "fit")) || (key0 === "track_id")) || (key0 === "audio_role"))){
-validate95.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate97.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7536,18 +7560,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 14400 || isNaN(data0)){
-validate95.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate97.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data0 < 0 || isNaN(data0)){
-validate95.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate97.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate95.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate97.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7559,18 +7583,18 @@ const _errs4 = errors;
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 14400 || isNaN(data1)){
-validate95.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate97.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data1 < 0.01 || isNaN(data1)){
-validate95.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+validate97.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate95.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate97.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7583,11 +7607,11 @@ if(valid0){
 let data2 = data.fit;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate95.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data2 === "cover") || (data2 === "contain")) || (data2 === "fill")) || (data2 === "none"))){
-validate95.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema103.enum},message:"must be equal to one of the allowed values"}];
+validate97.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -7599,24 +7623,24 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data3 === "string"){
 if(func2(data3) > 64){
-validate95.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate97.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func2(data3) < 1){
-validate95.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate97.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern45.test(data3)){
-validate95.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(!pattern42.test(data3)){
+validate97.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate95.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7630,11 +7654,11 @@ if(data.audio_role !== undefined){
 let data4 = data.audio_role;
 const _errs13 = errors;
 if(typeof data4 !== "string"){
-validate95.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((data4 === "sound_effect") || (data4 === "music")) || (data4 === "voiceover")) || (data4 === "voice")) || (data4 === "source_video")) || (data4 === "audio"))){
-validate95.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"}];
+validate97.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -7649,20 +7673,20 @@ var valid0 = true;
 }
 }
 else {
-validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate95.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7676,14 +7700,14 @@ data.add_to_editor = false;
 }
 let missing0;
 if((data.media === undefined) && (missing0 = "media")){
-validate94.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate96.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "media_type") || (key0 === "title")) || (key0 === "video_id")) || (key0 === "add_to_editor")) || (key0 === "media")) || (key0 === "placement"))){
-validate94.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate96.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7693,11 +7717,11 @@ if(data.media_type !== undefined){
 let data0 = data.media_type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate94.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate96.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data0 === "image") || (data0 === "video")) || (data0 === "audio")) || (data0 === "voice"))){
-validate94.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema102.enum},message:"must be equal to one of the allowed values"}];
+validate96.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -7712,18 +7736,18 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(func2(data1) > 200){
-validate94.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate96.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data1)){
-validate94.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate96.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate96.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7737,23 +7761,23 @@ if(data.video_id !== undefined){
 let data2 = data.video_id;
 const _errs8 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate94.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate96.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate94.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate96.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate94.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate96.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data2))){
-validate94.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate96.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -7768,7 +7792,7 @@ var valid0 = true;
 if(valid0){
 const _errs10 = errors;
 if(typeof data.add_to_editor !== "boolean"){
-validate94.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate96.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -7781,14 +7805,14 @@ if(errors === _errs13){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if(((data4.filename === undefined) && (missing1 = "filename")) || ((data4.data === undefined) && (missing1 = "data"))){
-validate94.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate96.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs15 = errors;
 for(const key1 in data4){
 if(!(((key1 === "filename") || (key1 === "content_type")) || (key1 === "data"))){
-validate94.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate96.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7800,24 +7824,24 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data5 === "string"){
 if(func2(data5) > 255){
-validate94.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+validate96.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
 if(func2(data5) < 1){
-validate94.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate96.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern39.test(data5)){
-validate94.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
+if(!pattern36.test(data5)){
+validate96.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate96.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7833,18 +7857,18 @@ const _errs18 = errors;
 if(errors === _errs18){
 if(typeof data6 === "string"){
 if(func2(data6) > 255){
-validate94.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+validate96.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
-if(!pattern84.test(data6)){
-validate94.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/pattern",keyword:"pattern",params:{pattern: "^[a-z]+/[A-Za-z0-9.+-]+$"},message:"must match pattern \""+"^[a-z]+/[A-Za-z0-9.+-]+$"+"\""}];
+if(!pattern81.test(data6)){
+validate96.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/pattern",keyword:"pattern",params:{pattern: "^[a-z]+/[A-Za-z0-9.+-]+$"},message:"must match pattern \""+"^[a-z]+/[A-Za-z0-9.+-]+$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate96.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7860,24 +7884,24 @@ const _errs20 = errors;
 if(errors === _errs20){
 if(typeof data7 === "string"){
 if(func2(data7) > 35000000){
-validate94.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/maxLength",keyword:"maxLength",params:{limit: 35000000},message:"must NOT have more than 35000000 characters"}];
+validate96.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/maxLength",keyword:"maxLength",params:{limit: 35000000},message:"must NOT have more than 35000000 characters"}];
 return false;
 }
 else {
 if(func2(data7) < 4){
-validate94.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/minLength",keyword:"minLength",params:{limit: 4},message:"must NOT have fewer than 4 characters"}];
+validate96.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/minLength",keyword:"minLength",params:{limit: 4},message:"must NOT have fewer than 4 characters"}];
 return false;
 }
 else {
-if(!pattern85.test(data7)){
-validate94.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+if(!pattern82.test(data7)){
+validate96.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate96.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7892,7 +7916,7 @@ var valid4 = true;
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate96.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -7904,8 +7928,8 @@ var valid0 = true;
 if(valid0){
 if(data.placement !== undefined){
 const _errs22 = errors;
-if(!(validate95(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate97(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs22 === errors;
@@ -7922,46 +7946,46 @@ var valid0 = true;
 }
 }
 else {
-validate94.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate96.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate94.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/uploadEditorMedia" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate96(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
 errors = vErrors.length;
 }
-validate93.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint = validate98;
-const schema116 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request (first error)/createWebhookEndpoint"};
-const schema117 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
-const schema118 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
-const pattern87 = new RegExp("^https://[^\\u0000-\\u0020\\u007F]+$", "u");
+exports.createWebhookEndpoint = validate100;
+const schema119 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request (first error)/createWebhookEndpoint"};
+const schema120 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
+const schema121 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
+const pattern84 = new RegExp("^https://[^\\u0000-\\u0020\\u007F]+$", "u");
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7972,14 +7996,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.url === undefined) && (missing0 = "url")) || ((data.event_types === undefined) && (missing0 = "event_types"))){
-validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "url") || (key0 === "description")) || (key0 === "event_types"))){
-validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate101.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7992,22 +8016,22 @@ if(errors === _errs2){
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 2048){
-validate99.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate101.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(func2(data0) < 9){
-validate99.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/minLength",keyword:"minLength",params:{limit: 9},message:"must NOT have fewer than 9 characters"}];
+validate101.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/minLength",keyword:"minLength",params:{limit: 9},message:"must NOT have fewer than 9 characters"}];
 return false;
 }
 else {
-if(!pattern87.test(data0)){
-validate99.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://[^\\u0000-\\u0020\\u007F]+$"},message:"must match pattern \""+"^https://[^\\u0000-\\u0020\\u007F]+$"+"\""}];
+if(!pattern84.test(data0)){
+validate101.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://[^\\u0000-\\u0020\\u007F]+$"},message:"must match pattern \""+"^https://[^\\u0000-\\u0020\\u007F]+$"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data0))){
-validate99.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate101.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
@@ -8015,7 +8039,7 @@ return false;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate101.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8032,18 +8056,18 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func2(data1) > 500){
-validate99.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+validate101.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data1)){
-validate99.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate101.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate101.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8059,12 +8083,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(Array.isArray(data2)){
 if(data2.length > 10){
-validate99.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+validate101.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
 if(data2.length < 1){
-validate99.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate101.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -8074,11 +8098,11 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate99.errors = [{instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate101.errors = [{instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((((((data3 === "generation.completed") || (data3 === "generation.failed")) || (data3 === "slideshow.completed")) || (data3 === "slideshow.failed")) || (data3 === "faceless_video.completed")) || (data3 === "faceless_video.failed")) || (data3 === "export.completed")) || (data3 === "export.failed")) || (data3 === "publication.completed")) || (data3 === "publication.failed"))){
-validate99.errors = [{instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema118.enum},message:"must be equal to one of the allowed values"}];
+validate101.errors = [{instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid1 = _errs8 === errors;
@@ -8094,7 +8118,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data2[i1], data2[j0])){
-validate99.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+validate101.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 break outer0;
 }
@@ -8106,7 +8130,7 @@ break outer0;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate101.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -8121,45 +8145,45 @@ var valid0 = true;
 }
 }
 else {
-validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate99.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/createWebhookEndpoint" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate99(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate101(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
 errors = vErrors.length;
 }
-validate98.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate101;
-const schema119 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request (first error)/mcp__get_workspace"};
-const schema120 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
+exports.mcp__get_workspace = validate103;
+const schema122 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request (first error)/mcp__get_workspace"};
+const schema123 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8170,30 +8194,30 @@ const _errs0 = errors;
 if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-validate101.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate103.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 else {
-validate101.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate103.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate101.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate102;
-const schema121 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_accounts"};
-const schema122 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
-const schema123 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate104;
+const schema124 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_accounts"};
+const schema125 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
+const schema126 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8205,7 +8229,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "platform")){
-validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate105.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8214,57 +8238,57 @@ if(_errs1 === errors){
 if(data.platform !== undefined){
 let data0 = data.platform;
 if(typeof data0 !== "string"){
-validate103.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate105.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((((data0 === "instagram") || (data0 === "tiktok")) || (data0 === "x")) || (data0 === "linkedin")) || (data0 === "threads")) || (data0 === "youtube")) || (data0 === "pinterest")) || (data0 === "facebook"))){
-validate103.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema123.enum},message:"must be equal to one of the allowed values"}];
+validate105.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema126.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 }
 else {
-validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate103.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
-validate102.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate105;
-const schema124 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request (first error)/mcp__publish_media_to_social"};
-const schema125 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema126 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
-const pattern92 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+exports.mcp__publish_media_to_social = validate107;
+const schema127 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request (first error)/mcp__publish_media_to_social"};
+const schema128 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema129 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
+const pattern89 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8275,14 +8299,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.account_ids === undefined) && (missing0 = "account_ids")){
-validate106.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate108.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "account_ids") || (key0 === "media_id")) || (key0 === "url")) || (key0 === "caption")) || (key0 === "platform_options")) || (key0 === "idempotency_key"))){
-validate106.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8294,12 +8318,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 20){
-validate106.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"}];
+validate108.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"}];
 return false;
 }
 else {
 if(data0.length < 1){
-validate106.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate108.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -8312,18 +8336,18 @@ if(errors === _errs4){
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func2(data1) > 36){
-validate106.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate108.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data1))){
-validate106.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8337,7 +8361,7 @@ break;
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate108.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -8354,18 +8378,18 @@ if(errors === _errs6){
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func2(data2) > 36){
-validate106.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate108.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data2))){
-validate106.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8383,24 +8407,24 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(func2(data3) > 4096){
-validate106.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(!pattern77.test(data3)){
-validate106.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+if(!pattern74.test(data3)){
+validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data3))){
-validate106.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8417,18 +8441,18 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data4 === "string"){
 if(func2(data4) > 5000){
-validate106.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
+validate108.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data4)){
-validate106.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8447,7 +8471,7 @@ if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 const _errs15 = errors;
 for(const key1 in data5){
 if(!(((((key1 === "instagram") || (key1 === "facebook")) || (key1 === "tiktok")) || (key1 === "youtube")) || (key1 === "pinterest"))){
-validate106.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8464,7 +8488,7 @@ data6.post_type = "feed";
 const _errs18 = errors;
 for(const key2 in data6){
 if(!(key2 === "post_type")){
-validate106.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8472,17 +8496,17 @@ break;
 if(_errs18 === errors){
 let data7 = data6.post_type;
 if(typeof data7 !== "string"){
-validate106.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data7 === "feed") || (data7 === "reel")) || (data7 === "story"))){
-validate106.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema126.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8503,7 +8527,7 @@ data8.post_type = "feed";
 const _errs23 = errors;
 for(const key3 in data8){
 if(!(key3 === "post_type")){
-validate106.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8511,17 +8535,17 @@ break;
 if(_errs23 === errors){
 let data9 = data8.post_type;
 if(typeof data9 !== "string"){
-validate106.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data9 === "feed") || (data9 === "reel")) || (data9 === "story"))){
-validate106.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema126.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8545,7 +8569,7 @@ data10.allow_comments = true;
 const _errs28 = errors;
 for(const key4 in data10){
 if(!((key4 === "privacy_level") || (key4 === "allow_comments"))){
-validate106.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8554,18 +8578,18 @@ if(_errs28 === errors){
 let data11 = data10.privacy_level;
 const _errs29 = errors;
 if(typeof data11 !== "string"){
-validate106.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data11 === "public") || (data11 === "friends")) || (data11 === "private"))){
-validate106.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema126.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema129.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid6 = _errs29 === errors;
 if(valid6){
 const _errs31 = errors;
 if(typeof data10.allow_comments !== "boolean"){
-validate106.errors = [{instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid6 = _errs31 === errors;
@@ -8573,7 +8597,7 @@ var valid6 = _errs31 === errors;
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8594,7 +8618,7 @@ data13.privacy_status = "public";
 const _errs35 = errors;
 for(const key5 in data13){
 if(!((key5 === "title") || (key5 === "privacy_status"))){
-validate106.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8606,18 +8630,18 @@ const _errs36 = errors;
 if(errors === _errs36){
 if(typeof data14 === "string"){
 if(func2(data14) > 100){
-validate106.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data14)){
-validate106.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8630,11 +8654,11 @@ if(valid7){
 let data15 = data13.privacy_status;
 const _errs38 = errors;
 if(typeof data15 !== "string"){
-validate106.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data15 === "public") || (data15 === "unlisted")) || (data15 === "private"))){
-validate106.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema126.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema129.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid7 = _errs38 === errors;
@@ -8642,7 +8666,7 @@ var valid7 = _errs38 === errors;
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8660,7 +8684,7 @@ if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 const _errs42 = errors;
 for(const key6 in data16){
 if(!(((key6 === "board_id") || (key6 === "title")) || (key6 === "link"))){
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8672,18 +8696,18 @@ const _errs43 = errors;
 if(errors === _errs43){
 if(typeof data17 === "string"){
 if(func2(data17) > 100){
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
-if(!pattern92.test(data17)){
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
+if(!pattern89.test(data17)){
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8699,18 +8723,18 @@ const _errs45 = errors;
 if(errors === _errs45){
 if(typeof data18 === "string"){
 if(func2(data18) > 100){
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data18)){
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8727,24 +8751,24 @@ if(errors === _errs47){
 if(errors === _errs47){
 if(typeof data19 === "string"){
 if(func2(data19) > 2048){
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern12.test(data19)){
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data19))){
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8759,7 +8783,7 @@ var valid8 = true;
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8775,7 +8799,7 @@ var valid3 = true;
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8791,24 +8815,24 @@ const _errs49 = errors;
 if(errors === _errs49){
 if(typeof data20 === "string"){
 if(func2(data20) > 160){
-validate106.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(func2(data20) < 1){
-validate106.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern16.test(data20)){
-validate106.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8826,45 +8850,45 @@ var valid0 = true;
 }
 }
 else {
-validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate106.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate106(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+if(!(validate108(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
 errors = vErrors.length;
 }
-validate105.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate108;
-const schema127 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request (first error)/mcp__recommend_voice"};
-const schema128 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+exports.mcp__recommend_voice = validate110;
+const schema130 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request (first error)/mcp__recommend_voice"};
+const schema131 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8879,14 +8903,14 @@ data.limit = 5;
 }
 let missing0;
 if((data.script === undefined) && (missing0 = "script")){
-validate108.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs2 = errors;
 for(const key0 in data){
 if(!((((key0 === "script") || (key0 === "language")) || (key0 === "style")) || (key0 === "limit"))){
-validate108.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8898,24 +8922,24 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(func2(data0) > 10000){
-validate108.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
+validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
 return false;
 }
 else {
 if(func2(data0) < 1){
-validate108.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data0)){
-validate108.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate108.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8931,18 +8955,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func2(data1) > 64){
-validate108.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate110.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data1)){
-validate108.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate108.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8958,18 +8982,18 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func2(data2) > 200){
-validate108.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate110.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data2)){
-validate108.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate108.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8982,23 +9006,23 @@ if(valid1){
 let data3 = data.limit;
 const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate108.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 20 || isNaN(data3)){
-validate108.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"}];
+validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate108.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats0.validate(data3))){
-validate108.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -9013,25 +9037,25 @@ var valid1 = _errs9 === errors;
 }
 }
 else {
-validate108.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate108.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate109;
-const schema129 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects"};
-const schema130 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
-const pattern100 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+exports.mcp__list_editor_sound_effects = validate111;
+const schema132 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects"};
+const schema133 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+const pattern97 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9047,7 +9071,7 @@ data.limit = 50;
 const _errs2 = errors;
 for(const key0 in data){
 if(!(((key0 === "query") || (key0 === "category")) || (key0 === "limit"))){
-validate109.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate111.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9059,18 +9083,18 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(func2(data0) > 200){
-validate109.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate111.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data0)){
-validate109.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate111.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate109.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate111.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9086,18 +9110,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func2(data1) > 50){
-validate109.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/maxLength",keyword:"maxLength",params:{limit: 50},message:"must NOT have more than 50 characters"}];
+validate111.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/maxLength",keyword:"maxLength",params:{limit: 50},message:"must NOT have more than 50 characters"}];
 return false;
 }
 else {
-if(!pattern100.test(data1)){
-validate109.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""}];
+if(!pattern97.test(data1)){
+validate111.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate109.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate111.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9110,23 +9134,23 @@ if(valid1){
 let data2 = data.limit;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate109.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 200 || isNaN(data2)){
-validate109.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate109.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats0.validate(data2))){
-validate109.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -9139,23 +9163,23 @@ var valid1 = _errs7 === errors;
 }
 }
 else {
-validate109.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate111.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate109.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate110;
-const schema131 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url"};
-const schema132 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+exports.mcp__upload_editor_media_from_url = validate112;
+const schema134 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url"};
+const schema135 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9169,14 +9193,14 @@ data.add_to_editor = false;
 }
 let missing0;
 if((data.url === undefined) && (missing0 = "url")){
-validate111.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "url") || (key0 === "media_type")) || (key0 === "title")) || (key0 === "video_id")) || (key0 === "add_to_editor")) || (key0 === "placement"))){
-validate111.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate113.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9189,24 +9213,24 @@ if(errors === _errs2){
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 2048){
-validate111.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(!pattern77.test(data0)){
-validate111.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+if(!pattern74.test(data0)){
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data0))){
-validate111.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9221,11 +9245,11 @@ if(data.media_type !== undefined){
 let data1 = data.media_type;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate111.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data1 === "image") || (data1 === "video")) || (data1 === "audio")) || (data1 === "voice"))){
-validate111.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema102.enum},message:"must be equal to one of the allowed values"}];
+validate113.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -9240,18 +9264,18 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(func2(data2) > 200){
-validate111.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate113.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data2)){
-validate111.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9265,23 +9289,23 @@ if(data.video_id !== undefined){
 let data3 = data.video_id;
 const _errs10 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate111.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate111.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate111.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data3))){
-validate111.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -9296,15 +9320,15 @@ var valid0 = true;
 if(valid0){
 const _errs12 = errors;
 if(typeof data.add_to_editor !== "boolean"){
-validate111.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate113.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs12 === errors;
 if(valid0){
 if(data.placement !== undefined){
 const _errs14 = errors;
-if(!(validate95(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate97(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs14 === errors;
@@ -9321,33 +9345,33 @@ var valid0 = true;
 }
 }
 else {
-validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate111.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate111(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
-validate110.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -1593,14 +1593,17 @@ validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createFacelessVideo = validate25;
 const schema37 = {"$ref":"https://media-api.local/components#/$defs/CreateFacelessVideoRequest","$id":"https://media-api.local/components/request/createFacelessVideo"};
-const schema38 = {"type":"object","description":"Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written.","additionalProperties":false,"properties":{"prompt":{"type":"string","description":"Topic or brief; the service writes the script.","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"script":{"type":"string","description":"The exact narration to use.","maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"aspect_ratio":{"type":"string","enum":["9:16","16:9"],"default":"9:16"},"duration":{"type":"string","description":"Target length in seconds, as a string of digits (seed 4.5), e.g. \"26\".","maxLength":3,"pattern":"^[1-9][0-9]{0,2}$","default":"26"},"image_style":{"type":"string","description":"Visual style of the generated imagery (free text, e.g. cinematic, watercolor, 3d render).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"voice_id":{"type":"string","description":"A voices[].id of GET /assets (the voice also sets the price).","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"language":{"type":"string","description":"Language of the script and voiceover, e.g. English.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"reference_image_urls":{"type":"array","description":"Public image URLs used as visual references.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"selected_ai_styles":{"type":"array","description":"Style names for the AI imagery (free text).","maxItems":10,"items":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"selected_flux_dev_styles":{"type":"array","description":"Style names for the FLUX-dev imagery (free text).","maxItems":10,"items":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"brand_kit_id":{"type":"integer","format":"int64","description":"A brand_kits[].id of GET /assets.","minimum":1,"maximum":9007199254740991},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema38 = {"type":"object","description":"Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written.","additionalProperties":false,"properties":{"prompt":{"type":"string","description":"Topic or brief; the service writes the script.","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"script":{"type":"string","description":"The exact narration to use.","maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"aspect_ratio":{"type":"string","enum":["9:16","16:9"],"default":"9:16"},"duration":{"type":"string","description":"Target length in seconds, as a string of digits (seed 4.5), e.g. \"26\"; 5 to 180 (400 naming duration otherwise). The video is within 10 % of it.","maxLength":3,"pattern":"^[1-9][0-9]{0,2}$","default":"26"},"image_style":{"$ref":"https://media-api.local/components#/$defs/FacelessImageStyle"},"voice_id":{"type":"string","description":"A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id).","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"language":{"type":"string","description":"Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language).","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"reference_image_urls":{"type":"array","description":"Public image URLs (PNG, JPEG or WebP) composited into the scenes, one per scene in turn. Fetched only through the guarded client: a private or loopback address is refused before anything is charged (400 naming the URL); a URL that fails later fails the video (refunded).","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"selected_ai_styles":{"type":"array","description":"Texture motifs drawn over every scene, in the order given (see FacelessAiStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessAiStyle"}},"selected_flux_dev_styles":{"type":"array","description":"Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessFluxDevStyle"}},"brand_kit_id":{"type":"integer","format":"int64","description":"A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out).","minimum":1,"maximum":9007199254740991},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema39 = {"type":"string","description":"The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.","enum":["cinematic","watercolor","comic","minimal","neon","vintage"],"default":"cinematic"};
+const schema40 = {"type":"string","description":"A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines.","enum":["bokeh","geometric","halftone","grain","light_leaks","scanlines"]};
+const schema41 = {"type":"string","description":"A colour grade applied to every scene (reference images included). warm: orange tint. cool: blue tint. high_contrast: stretched contrast. muted: desaturated. black_and_white: greyscale. vignette: darkened edges.","enum":["warm","cool","high_contrast","muted","black_and_white","vignette"]};
+const func0 = require("ajv/dist/runtime/equal").default;
 const pattern28 = new RegExp("^[1-9][0-9]{0,2}$", "u");
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request/createFacelessVideo" */;
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
+const evaluated0 = validate26.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1616,7 +1619,7 @@ data.duration = "26";
 }
 for(const key0 in data){
 if(!(func1.call(schema38.properties, key0))){
-const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1630,7 +1633,7 @@ if(data.prompt !== undefined){
 let data0 = data.prompt;
 if(typeof data0 === "string"){
 if(func2(data0) > 8000){
-const err1 = {instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 8000},message:"must NOT have more than 8000 characters"};
+const err1 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 8000},message:"must NOT have more than 8000 characters"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1640,7 +1643,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!pattern4.test(data0)){
-const err2 = {instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/prompt/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+const err2 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1651,7 +1654,7 @@ errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err3 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1665,7 +1668,7 @@ if(data.script !== undefined){
 let data1 = data.script;
 if(typeof data1 === "string"){
 if(func2(data1) > 10000){
-const err4 = {instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"};
+const err4 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1675,7 +1678,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!pattern4.test(data1)){
-const err5 = {instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+const err5 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1686,7 +1689,7 @@ errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err6 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1700,7 +1703,7 @@ if(data.title !== undefined){
 let data2 = data.title;
 if(typeof data2 === "string"){
 if(func2(data2) > 200){
-const err7 = {instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+const err7 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1710,7 +1713,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!pattern18.test(data2)){
-const err8 = {instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+const err8 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1721,7 +1724,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1733,7 +1736,7 @@ errors++;
 }
 let data3 = data.aspect_ratio;
 if(typeof data3 !== "string"){
-const err10 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err10 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1743,7 +1746,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data3 === "9:16") || (data3 === "16:9"))){
-const err11 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema38.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema38.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1755,7 +1758,7 @@ errors++;
 let data4 = data.duration;
 if(typeof data4 === "string"){
 if(func2(data4) > 3){
-const err12 = {instancePath:instancePath+"/duration",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/duration/maxLength",keyword:"maxLength",params:{limit: 3},message:"must NOT have more than 3 characters"};
+const err12 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/maxLength",keyword:"maxLength",params:{limit: 3},message:"must NOT have more than 3 characters"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1765,7 +1768,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!pattern28.test(data4)){
-const err13 = {instancePath:instancePath+"/duration",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/duration/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,2}$"},message:"must match pattern \""+"^[1-9][0-9]{0,2}$"+"\""};
+const err13 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,2}$"},message:"must match pattern \""+"^[1-9][0-9]{0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1776,7 +1779,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/duration",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/duration/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err14 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1787,9 +1790,8 @@ errors++;
 }
 if(data.image_style !== undefined){
 let data5 = data.image_style;
-if(typeof data5 === "string"){
-if(func2(data5) > 100){
-const err15 = {instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/image_style/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(typeof data5 !== "string"){
+const err15 = {instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1798,8 +1800,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern18.test(data5)){
-const err16 = {instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/image_style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(!((((((data5 === "cinematic") || (data5 === "watercolor")) || (data5 === "comic")) || (data5 === "minimal")) || (data5 === "neon")) || (data5 === "vintage"))){
+const err16 = {instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/enum",keyword:"enum",params:{allowedValues: schema39.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1809,8 +1811,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-else {
-const err17 = {instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/image_style/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.voice_id !== undefined){
+let data6 = data.voice_id;
+if(typeof data6 === "string"){
+if(func2(data6) > 160){
+const err17 = {instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1819,12 +1824,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data.voice_id !== undefined){
-let data6 = data.voice_id;
-if(typeof data6 === "string"){
-if(func2(data6) > 160){
-const err18 = {instancePath:instancePath+"/voice_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/voice_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(!pattern7.test(data6)){
+const err18 = {instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1833,8 +1834,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern7.test(data6)){
-const err19 = {instancePath:instancePath+"/voice_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
+}
+else {
+const err19 = {instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1844,8 +1846,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-else {
-const err20 = {instancePath:instancePath+"/voice_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/voice_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.language !== undefined){
+let data7 = data.language;
+if(typeof data7 === "string"){
+if(func2(data7) > 64){
+const err20 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1854,12 +1859,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-if(data.language !== undefined){
-let data7 = data.language;
-if(typeof data7 === "string"){
-if(func2(data7) > 64){
-const err21 = {instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(!pattern18.test(data7)){
+const err21 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1868,8 +1869,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(!pattern18.test(data7)){
-const err22 = {instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+}
+else {
+const err22 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1879,8 +1881,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-else {
-const err23 = {instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.reference_image_urls !== undefined){
+let data8 = data.reference_image_urls;
+if(Array.isArray(data8)){
+if(data8.length > 10){
+const err23 = {instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1889,12 +1894,12 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-if(data.reference_image_urls !== undefined){
-let data8 = data.reference_image_urls;
-if(Array.isArray(data8)){
-if(data8.length > 10){
-const err24 = {instancePath:instancePath+"/reference_image_urls",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+const len0 = data8.length;
+for(let i0=0; i0<len0; i0++){
+let data9 = data8[i0];
+if(typeof data9 === "string"){
+if(func2(data9) > 2048){
+const err24 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1903,12 +1908,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-const len0 = data8.length;
-for(let i0=0; i0<len0; i0++){
-let data9 = data8[i0];
-if(typeof data9 === "string"){
-if(func2(data9) > 2048){
-const err25 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(!pattern12.test(data9)){
+const err25 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1917,8 +1918,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!pattern12.test(data9)){
-const err26 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(!(formats6(data9))){
+const err26 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1927,8 +1928,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!(formats6(data9))){
-const err27 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+}
+else {
+const err27 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1938,8 +1940,9 @@ vErrors.push(err27);
 errors++;
 }
 }
+}
 else {
-const err28 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err28 = {instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1949,9 +1952,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-}
-else {
-const err29 = {instancePath:instancePath+"/reference_image_urls",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/reference_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.selected_ai_styles !== undefined){
+let data10 = data.selected_ai_styles;
+if(Array.isArray(data10)){
+if(data10.length > 6){
+const err29 = {instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1960,12 +1965,11 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-if(data.selected_ai_styles !== undefined){
-let data10 = data.selected_ai_styles;
-if(Array.isArray(data10)){
-if(data10.length > 10){
-const err30 = {instancePath:instancePath+"/selected_ai_styles",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_ai_styles/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+const len1 = data10.length;
+for(let i1=0; i1<len1; i1++){
+let data11 = data10[i1];
+if(typeof data11 !== "string"){
+const err30 = {instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1974,12 +1978,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-const len1 = data10.length;
-for(let i1=0; i1<len1; i1++){
-let data11 = data10[i1];
-if(typeof data11 === "string"){
-if(func2(data11) > 100){
-const err31 = {instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_ai_styles/items/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(!((((((data11 === "bokeh") || (data11 === "geometric")) || (data11 === "halftone")) || (data11 === "grain")) || (data11 === "light_leaks")) || (data11 === "scanlines"))){
+const err31 = {instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/enum",keyword:"enum",params:{allowedValues: schema40.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1988,8 +1988,15 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!pattern18.test(data11)){
-const err32 = {instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_ai_styles/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+}
+let i2 = data10.length;
+let j0;
+if(i2 > 1){
+outer0:
+for(;i2--;){
+for(j0 = i2; j0--;){
+if(func0(data10[i2], data10[j0])){
+const err32 = {instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1997,10 +2004,14 @@ else {
 vErrors.push(err32);
 }
 errors++;
+break outer0;
+}
+}
+}
 }
 }
 else {
-const err33 = {instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_ai_styles/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err33 = {instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2010,9 +2021,11 @@ vErrors.push(err33);
 errors++;
 }
 }
-}
-else {
-const err34 = {instancePath:instancePath+"/selected_ai_styles",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_ai_styles/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.selected_flux_dev_styles !== undefined){
+let data12 = data.selected_flux_dev_styles;
+if(Array.isArray(data12)){
+if(data12.length > 6){
+const err34 = {instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2021,12 +2034,11 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-if(data.selected_flux_dev_styles !== undefined){
-let data12 = data.selected_flux_dev_styles;
-if(Array.isArray(data12)){
-if(data12.length > 10){
-const err35 = {instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_flux_dev_styles/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+const len2 = data12.length;
+for(let i3=0; i3<len2; i3++){
+let data13 = data12[i3];
+if(typeof data13 !== "string"){
+const err35 = {instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2035,12 +2047,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-const len2 = data12.length;
-for(let i2=0; i2<len2; i2++){
-let data13 = data12[i2];
-if(typeof data13 === "string"){
-if(func2(data13) > 100){
-const err36 = {instancePath:instancePath+"/selected_flux_dev_styles/" + i2,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_flux_dev_styles/items/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(!((((((data13 === "warm") || (data13 === "cool")) || (data13 === "high_contrast")) || (data13 === "muted")) || (data13 === "black_and_white")) || (data13 === "vignette"))){
+const err36 = {instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/enum",keyword:"enum",params:{allowedValues: schema41.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -2049,8 +2057,15 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(!pattern18.test(data13)){
-const err37 = {instancePath:instancePath+"/selected_flux_dev_styles/" + i2,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_flux_dev_styles/items/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+}
+let i4 = data12.length;
+let j1;
+if(i4 > 1){
+outer1:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data12[i4], data12[j1])){
+const err37 = {instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2058,10 +2073,14 @@ else {
 vErrors.push(err37);
 }
 errors++;
+break outer1;
+}
+}
+}
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/selected_flux_dev_styles/" + i2,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_flux_dev_styles/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err38 = {instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2071,9 +2090,10 @@ vErrors.push(err38);
 errors++;
 }
 }
-}
-else {
-const err39 = {instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/selected_flux_dev_styles/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.brand_kit_id !== undefined){
+let data14 = data.brand_kit_id;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err39 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2082,11 +2102,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data.brand_kit_id !== undefined){
-let data14 = data.brand_kit_id;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/brand_kit_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 9007199254740991 || isNaN(data14)){
+const err40 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2095,9 +2113,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 > 9007199254740991 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/brand_kit_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data14 < 1 || isNaN(data14)){
+const err41 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2106,23 +2123,13 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data14 < 1 || isNaN(data14)){
-const err42 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/brand_kit_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(!(formats2.validate(data14))){
+const err42 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
-}
-errors++;
-}
-if(!(formats2.validate(data14))){
-const err43 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
 }
 errors++;
 }
@@ -2132,7 +2139,17 @@ if(data.idempotency_key !== undefined){
 let data15 = data.idempotency_key;
 if(typeof data15 === "string"){
 if(func2(data15) > 160){
-const err44 = {instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+const err43 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(func2(data15) < 1){
+const err44 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -2141,8 +2158,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(func2(data15) < 1){
-const err45 = {instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!pattern16.test(data15)){
+const err45 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -2151,8 +2168,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(!pattern16.test(data15)){
-const err46 = {instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
+}
+else {
+const err46 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2162,8 +2180,9 @@ vErrors.push(err46);
 errors++;
 }
 }
+}
 else {
-const err47 = {instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2172,36 +2191,45 @@ vErrors.push(err47);
 }
 errors++;
 }
+validate26.errors = vErrors;
+return errors === 0;
 }
+validate26.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request/createFacelessVideo" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate25.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
 }
-else {
-const err48 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateFacelessVideoRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err48];
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
 }
-else {
-vErrors.push(err48);
-}
-errors++;
+if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
 }
 validate25.errors = vErrors;
 return errors === 0;
 }
 validate25.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration = validate26;
-const schema39 = {"$ref":"https://media-api.local/components#/$defs/CreateReferenceInspirationRequest","$id":"https://media-api.local/components/request/createReferenceInspiration"};
-const schema40 = {"type":"object","description":"Body of POST /reference-inspirations. Image references: 1 to 10 images in total from image_urls and images. Video references (media_kind video): video_url is required and no images are given. Inline images count toward the request body size limit (413); send many or large images as image_urls.","additionalProperties":false,"required":["template_slug","media_kind"],"properties":{"template_slug":{"type":"string","description":"The target template (reference_template_targets[].template_slug or a suggestion).","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","description":"private references are usable at once; public ones are reviewed before others see them.","enum":["private","public"],"default":"private"},"label":{"type":"string","description":"User-facing label.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"image_urls":{"type":"array","description":"Existing public image URLs.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"images":{"type":"array","description":"Inline images.","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/InlineReferenceImage"}},"video_url":{"type":"string","format":"uri","description":"Public video URL; required when media_kind is video.","maxLength":2048,"pattern":"^https?://"},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema41 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
-const schema42 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
-const schema43 = {"type":"object","description":"An inline image of a reference; PNG, JPEG or WebP, at most about 10 MB decoded.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","description":"Original filename.","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"MIME type; detected from the bytes when omitted (and must match them when given).","enum":["image/png","image/jpeg","image/webp"]},"data":{"type":"string","description":"Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded.","minLength":4,"maxLength":14000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
-const pattern39 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
-const pattern40 = new RegExp("^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$", "u");
+exports.createReferenceInspiration = validate28;
+const schema42 = {"$ref":"https://media-api.local/components#/$defs/CreateReferenceInspirationRequest","$id":"https://media-api.local/components/request/createReferenceInspiration"};
+const schema43 = {"type":"object","description":"Body of POST /reference-inspirations. Image references: 1 to 10 images in total from image_urls and images. Video references (media_kind video): video_url is required and no images are given. Inline images count toward the request body size limit (413); send many or large images as image_urls.","additionalProperties":false,"required":["template_slug","media_kind"],"properties":{"template_slug":{"type":"string","description":"The target template (reference_template_targets[].template_slug or a suggestion).","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","description":"private references are usable at once; public ones are reviewed before others see them.","enum":["private","public"],"default":"private"},"label":{"type":"string","description":"User-facing label.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"image_urls":{"type":"array","description":"Existing public image URLs.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"images":{"type":"array","description":"Inline images.","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/InlineReferenceImage"}},"video_url":{"type":"string","format":"uri","description":"Public video URL; required when media_kind is video.","maxLength":2048,"pattern":"^https?://"},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema44 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
+const schema45 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
+const schema46 = {"type":"object","description":"An inline image of a reference; PNG, JPEG or WebP, at most about 10 MB decoded.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","description":"Original filename.","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"MIME type; detected from the bytes when omitted (and must match them when given).","enum":["image/png","image/jpeg","image/webp"]},"data":{"type":"string","description":"Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded.","minLength":4,"maxLength":14000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
+const pattern36 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
+const pattern37 = new RegExp("^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$", "u");
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate27.evaluated;
+const evaluated0 = validate29.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2233,7 +2261,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema40.properties, key0))){
+if(!(func1.call(schema43.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -2292,7 +2320,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "static-ads") || (data1 === "video-templates")) || (data1 === "slideshow-carousel"))){
-const err7 = {instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema41.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema44.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2315,7 +2343,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data2 === "image") || (data2 === "slideshow")) || (data2 === "video"))){
-const err9 = {instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema42.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2337,7 +2365,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data3 === "private") || (data3 === "public"))){
-const err11 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema40.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema43.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2524,7 +2552,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern39.test(data9)){
+if(!pattern36.test(data9)){
 const err27 = {instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -2559,7 +2587,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data10 === "image/png") || (data10 === "image/jpeg")) || (data10 === "image/webp"))){
-const err30 = {instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/enum",keyword:"enum",params:{allowedValues: schema43.properties.content_type.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/enum",keyword:"enum",params:{allowedValues: schema46.properties.content_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2592,7 +2620,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern40.test(data11)){
+if(!pattern37.test(data11)){
 const err33 = {instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/pattern",keyword:"pattern",params:{pattern: "^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"},message:"must match pattern \""+"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -2739,41 +2767,41 @@ vErrors.push(err45);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/createReferenceInspiration" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate26.evaluated;
+const evaluated0 = validate28.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate27(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+if(!(validate29(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
-validate26.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
-validate26.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo = validate29;
-const schema44 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorVideoRequest","$id":"https://media-api.local/components/request/createEditorVideo"};
-const schema45 = {"type":"object","description":"Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.","additionalProperties":false,"properties":{"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"Untitled video"},"aspect_ratio":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"}],"default":"9:16"},"fps":{"type":"number","minimum":1,"maximum":60,"default":30},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2}}};
-const schema46 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
+exports.createEditorVideo = validate31;
+const schema47 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorVideoRequest","$id":"https://media-api.local/components/request/createEditorVideo"};
+const schema48 = {"type":"object","description":"Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.","additionalProperties":false,"properties":{"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"Untitled video"},"aspect_ratio":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"}],"default":"9:16"},"fps":{"type":"number","minimum":1,"maximum":60,"default":30},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2}}};
+const schema49 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate32.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2847,7 +2875,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data1 === "9:16") || (data1 === "16:9")) || (data1 === "1:1")) || (data1 === "4:5"))){
-const err5 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema46.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3012,48 +3040,48 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/createEditorVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate29.evaluated;
+const evaluated0 = validate31.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
-validate29.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits = validate32;
-const schema47 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEdits"};
-const schema48 = {"type":"object","description":"Body of PATCH /editor/videos/{id} (and its deprecated POST alias).","additionalProperties":false,"required":["operations"],"properties":{"instructions":{"type":"string","description":"The user's request in words; stored in the project's edit history.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operations":{"type":"array","description":"Applied in order, atomically (all or nothing).","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorOperation"}},"expected_version":{"type":"integer","format":"int64","description":"Optimistic concurrency guard: the version you read. When the project's version differs, nothing is applied and the answer is 400 bad_request with context.field body.expected_version and context.current_version.","minimum":1,"maximum":9007199254740991}}};
-const schema49 = {"type":"object","description":"One edit operation, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"https://media-api.local/components#/$defs/SetTitleOperation"},{"$ref":"https://media-api.local/components#/$defs/RemoveItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTimingOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemSourceOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAudioOperation"},{"$ref":"https://media-api.local/components#/$defs/SetAudioLevelsOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAnimationOperation"},{"$ref":"https://media-api.local/components#/$defs/ApplyItemTransitionOperation"},{"$ref":"https://media-api.local/components#/$defs/SplitItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTransformOperation"},{"$ref":"https://media-api.local/components#/$defs/MoveItemToTrackOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemLayerOrderOperation"},{"$ref":"https://media-api.local/components#/$defs/AddTextOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateTextOperation"},{"$ref":"https://media-api.local/components#/$defs/AddCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/AddSoundEffectOperation"},{"$ref":"https://media-api.local/components#/$defs/AddVoiceoverOperation"},{"$ref":"https://media-api.local/components#/$defs/GenerateCaptionsFromItemsOperation"}]};
-const schema96 = {"type":"object","description":"Renames the project.","additionalProperties":false,"required":["type","title"],"properties":{"type":{"type":"string","const":"set_title"},"title":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
-const schema97 = {"type":"object","description":"Adds a sound effect (audio_role sound_effect) from exactly one of: sound_effect_id (the built-in library, see the list_editor_sound_effects tool), media_id (library audio) or url (direct public HTTPS URL). duration_seconds defaults to the effect's length.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"add_sound_effect"},"sound_effect_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"url":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https://"},"media_id":{"type":"string","format":"uuid","maxLength":36},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0}}};
-const pattern76 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const pattern77 = new RegExp("^https://", "u");
-const schema50 = {"type":"object","description":"Removes an item from the timeline (its media stays in the library).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"remove_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}};
-const schema51 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
-const pattern45 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
+exports.applyEditorEdits = validate34;
+const schema50 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEdits"};
+const schema51 = {"type":"object","description":"Body of PATCH /editor/videos/{id} (and its deprecated POST alias).","additionalProperties":false,"required":["operations"],"properties":{"instructions":{"type":"string","description":"The user's request in words; stored in the project's edit history.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operations":{"type":"array","description":"Applied in order, atomically (all or nothing).","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorOperation"}},"expected_version":{"type":"integer","format":"int64","description":"Optimistic concurrency guard: the version you read. When the project's version differs, nothing is applied and the answer is 400 bad_request with context.field body.expected_version and context.current_version.","minimum":1,"maximum":9007199254740991}}};
+const schema52 = {"type":"object","description":"One edit operation, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"https://media-api.local/components#/$defs/SetTitleOperation"},{"$ref":"https://media-api.local/components#/$defs/RemoveItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTimingOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemSourceOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAudioOperation"},{"$ref":"https://media-api.local/components#/$defs/SetAudioLevelsOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAnimationOperation"},{"$ref":"https://media-api.local/components#/$defs/ApplyItemTransitionOperation"},{"$ref":"https://media-api.local/components#/$defs/SplitItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTransformOperation"},{"$ref":"https://media-api.local/components#/$defs/MoveItemToTrackOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemLayerOrderOperation"},{"$ref":"https://media-api.local/components#/$defs/AddTextOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateTextOperation"},{"$ref":"https://media-api.local/components#/$defs/AddCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/AddSoundEffectOperation"},{"$ref":"https://media-api.local/components#/$defs/AddVoiceoverOperation"},{"$ref":"https://media-api.local/components#/$defs/GenerateCaptionsFromItemsOperation"}]};
+const schema99 = {"type":"object","description":"Renames the project.","additionalProperties":false,"required":["type","title"],"properties":{"type":{"type":"string","const":"set_title"},"title":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema100 = {"type":"object","description":"Adds a sound effect (audio_role sound_effect) from exactly one of: sound_effect_id (the built-in library, see the list_editor_sound_effects tool), media_id (library audio) or url (direct public HTTPS URL). duration_seconds defaults to the effect's length.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"add_sound_effect"},"sound_effect_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"url":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https://"},"media_id":{"type":"string","format":"uuid","maxLength":36},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0}}};
+const pattern73 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
+const pattern74 = new RegExp("^https://", "u");
+const schema53 = {"type":"object","description":"Removes an item from the timeline (its media stays in the library).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"remove_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}};
+const schema54 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const pattern42 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate37.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3139,7 +3167,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -3172,17 +3200,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema52 = {"type":"object","description":"Moves (from_seconds) and/or resizes (duration_seconds) an item on the timeline; give at least one.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_timing"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"from_seconds":{"type":"number","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400}}};
+const schema55 = {"type":"object","description":"Moves (from_seconds) and/or resizes (duration_seconds) an item on the timeline; give at least one.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_timing"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"from_seconds":{"type":"number","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400}}};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate38.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3268,7 +3296,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -3371,17 +3399,17 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema54 = {"type":"object","description":"Trims into a video or audio item's source (source_start_seconds) and/or changes its speed (playback_rate, 1 is normal); the timeline duration is kept.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_source"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"source_start_seconds":{"type":"number","minimum":0,"maximum":86400},"playback_rate":{"type":"number","minimum":0.25,"maximum":4}}};
+const schema57 = {"type":"object","description":"Trims into a video or audio item's source (source_start_seconds) and/or changes its speed (playback_rate, 1 is normal); the timeline duration is kept.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_source"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"source_start_seconds":{"type":"number","minimum":0,"maximum":86400},"playback_rate":{"type":"number","minimum":0.25,"maximum":4}}};
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3467,7 +3495,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -3570,17 +3598,17 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema56 = {"type":"object","description":"Sets one video or audio item's volume (dB, 0 unchanged, -60 silent) and fades.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_audio"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
+const schema59 = {"type":"object","description":"Sets one video or audio item's volume (dB, 0 unchanged, -60 silent) and fades.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_audio"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3666,7 +3694,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -3804,19 +3832,18 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema58 = {"type":"object","description":"Sets volume and fades on many audio-bearing items at once, selected by item_ids, item_types and/or audio_roles (all given selectors must match; none selects every video and audio item), minus exclude_item_ids. For example duck music with audio_roles [music] and volume_db -18.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"set_audio_levels"},"item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"exclude_item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"item_types":{"type":"array","maxItems":2,"uniqueItems":true,"items":{"type":"string","enum":["video","audio"]}},"audio_roles":{"type":"array","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
-const schema61 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
-const func0 = require("ajv/dist/runtime/equal").default;
+const schema61 = {"type":"object","description":"Sets volume and fades on many audio-bearing items at once, selected by item_ids, item_types and/or audio_roles (all given selectors must match; none selects every video and audio item), minus exclude_item_ids. For example duck music with audio_roles [music] and volume_db -18.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"set_audio_levels"},"item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"exclude_item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"item_types":{"type":"array","maxItems":2,"uniqueItems":true,"items":{"type":"string","enum":["video","audio"]}},"audio_roles":{"type":"array","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
+const schema64 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3906,7 +3933,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern45.test(data2)){
+if(!pattern42.test(data2)){
 const err7 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -3977,7 +4004,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern45.test(data4)){
+if(!pattern42.test(data4)){
 const err13 = {instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -4038,7 +4065,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data6 === "video") || (data6 === "audio"))){
-const err18 = {instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/enum",keyword:"enum",params:{allowedValues: schema58.properties.item_types.items.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/enum",keyword:"enum",params:{allowedValues: schema61.properties.item_types.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4111,7 +4138,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
-const err23 = {instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4269,19 +4296,19 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema62 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
-const schema64 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. direction applies to slide, swipe and float (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
-const schema65 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap"]};
+const schema65 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
+const schema67 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
+const schema68 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4326,8 +4353,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"};
+if(!(((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap")) || (data0 === "pan"))){
+const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4383,7 +4410,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "left") || (data2 === "right")) || (data2 === "up")) || (data2 === "down"))){
-const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema64.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema67.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4404,16 +4431,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4499,7 +4526,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -4527,8 +4554,8 @@ const _errs8 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs9 = errors;
-if(!(validate41(data2, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate43(data2, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs9 === errors;
@@ -4586,8 +4613,8 @@ const _errs13 = errors;
 let valid3 = false;
 let passing1 = null;
 const _errs14 = errors;
-if(!(validate41(data3, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate43(data3, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs14 === errors;
@@ -4650,17 +4677,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema66 = {"type":"object","description":"Transition between two items: moves the incoming item (to_item_id) earlier so it overlaps the outgoing one (from_item_id) by overlap_seconds, and sets the incoming item's enter animation and the outgoing item's exit animation (default: fade both over the overlap).","additionalProperties":false,"required":["type","from_item_id","to_item_id"],"properties":{"type":{"type":"string","const":"apply_item_transition"},"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"to_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10,"default":0.5},"enter":{"$ref":"https://media-api.local/components#/$defs/Animation"},"exit":{"$ref":"https://media-api.local/components#/$defs/Animation"}}};
+const schema69 = {"type":"object","description":"Transition between two items: moves the incoming item (to_item_id) earlier so it overlaps the outgoing one (from_item_id) by overlap_seconds, and sets the incoming item's enter animation and the outgoing item's exit animation (default: fade both over the overlap).","additionalProperties":false,"required":["type","from_item_id","to_item_id"],"properties":{"type":{"type":"string","const":"apply_item_transition"},"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"to_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10,"default":0.5},"enter":{"$ref":"https://media-api.local/components#/$defs/Animation"},"exit":{"$ref":"https://media-api.local/components#/$defs/Animation"}}};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4759,7 +4786,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err8 = {instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -4804,7 +4831,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern45.test(data2)){
+if(!pattern42.test(data2)){
 const err12 = {instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -4860,14 +4887,14 @@ vErrors.push(err16);
 errors++;
 }
 if(data.enter !== undefined){
-if(!(validate41(data.enter, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate43(data.enter, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 }
 if(data.exit !== undefined){
-if(!(validate41(data.exit, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate43(data.exit, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 }
@@ -4882,17 +4909,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema69 = {"type":"object","description":"Splits an item at a timeline time (strictly inside the item) into two items whose sources continue; the first keeps item_id, the second gets a new id (see applied_operations).","additionalProperties":false,"required":["type","item_id","at_seconds"],"properties":{"type":{"type":"string","const":"split_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"at_seconds":{"type":"number","description":"Timeline time of the cut.","minimum":0,"maximum":14400}}};
+const schema72 = {"type":"object","description":"Splits an item at a timeline time (strictly inside the item) into two items whose sources continue; the first keeps item_id, the second gets a new id (see applied_operations).","additionalProperties":false,"required":["type","item_id","at_seconds"],"properties":{"type":{"type":"string","const":"split_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"at_seconds":{"type":"number","description":"Timeline time of the cut.","minimum":0,"maximum":14400}}};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4988,7 +5015,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err8 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -5056,17 +5083,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema71 = {"type":"object","description":"Sets a visual item's placement in fractions of the frame (see Transform); omitted fields are unchanged.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_transform"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
+const schema74 = {"type":"object","description":"Sets a visual item's placement in fractions of the frame (see Transform); omitted fields are unchanged.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_transform"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5152,7 +5179,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -5360,18 +5387,18 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema73 = {"type":"object","description":"Moves an item to another track of a compatible type.","additionalProperties":false,"required":["type","item_id","track_id"],"properties":{"type":{"type":"string","const":"move_item_to_track"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"}}};
-const schema75 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema76 = {"type":"object","description":"Moves an item to another track of a compatible type.","additionalProperties":false,"required":["type","item_id","track_id"],"properties":{"type":{"type":"string","const":"move_item_to_track"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"}}};
+const schema78 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5467,7 +5494,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err8 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -5512,7 +5539,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern45.test(data2)){
+if(!pattern42.test(data2)){
 const err12 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -5545,17 +5572,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema76 = {"type":"object","description":"Changes an item's z-order: front (above every item), back (below every item), forward (one step up) or backward (one step down).","additionalProperties":false,"required":["type","item_id","position"],"properties":{"type":{"type":"string","const":"set_item_layer_order"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"position":{"type":"string","enum":["front","back","forward","backward"]}}};
+const schema79 = {"type":"object","description":"Changes an item's z-order: front (above every item), back (below every item), forward (one step up) or backward (one step down).","additionalProperties":false,"required":["type","item_id","position"],"properties":{"type":{"type":"string","const":"set_item_layer_order"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"position":{"type":"string","enum":["front","back","forward","backward"]}}};
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5651,7 +5678,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err8 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -5686,7 +5713,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((data2 === "front") || (data2 === "back")) || (data2 === "forward")) || (data2 === "backward"))){
-const err11 = {instancePath:instancePath+"/position",schemaPath:"#/properties/position/enum",keyword:"enum",params:{allowedValues: schema76.properties.position.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/position",schemaPath:"#/properties/position/enum",keyword:"enum",params:{allowedValues: schema79.properties.position.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5707,21 +5734,21 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema78 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema79 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
-const schema80 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
-const pattern60 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
-const pattern61 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
+const schema81 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema82 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
+const schema83 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
+const pattern57 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
+const pattern58 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5730,7 +5757,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func1.call(schema79.properties, key0))){
+if(!(func1.call(schema82.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -5754,7 +5781,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!pattern60.test(data0)){
+if(!pattern57.test(data0)){
 const err2 = {instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -5880,7 +5907,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern61.test(data3)){
+if(!pattern58.test(data3)){
 const err13 = {instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -5915,7 +5942,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern61.test(data4)){
+if(!pattern58.test(data4)){
 const err16 = {instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -5950,7 +5977,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern61.test(data5)){
+if(!pattern58.test(data5)){
 const err19 = {instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -6020,7 +6047,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data7 === "left") || (data7 === "center")) || (data7 === "right"))){
-const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema79.properties.align.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema82.properties.align.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6113,7 +6140,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern61.test(data10)){
+if(!pattern58.test(data10)){
 const err33 = {instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -6148,7 +6175,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((data11 === "none") || (data11 === "uppercase")) || (data11 === "lowercase")) || (data11 === "capitalize"))){
-const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema79.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema82.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6169,16 +6196,16 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6359,8 +6386,8 @@ vErrors.push(err14);
 errors++;
 }
 if(data.style !== undefined){
-if(!(validate52(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -6375,17 +6402,17 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema84 = {"type":"object","description":"Changes a text item's text and/or style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_text"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema87 = {"type":"object","description":"Changes a text item's text and/or style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_text"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6471,7 +6498,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -6539,8 +6566,8 @@ errors++;
 }
 }
 if(data.style !== undefined){
-if(!(validate52(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -6555,19 +6582,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema86 = {"type":"object","description":"Adds a captions item on a front layer from caption cues (times relative to from_seconds). duration_seconds defaults to the end of the last cue.","additionalProperties":false,"required":["type","captions"],"properties":{"type":{"type":"string","const":"add_captions"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema87 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
-const schema88 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
+const schema89 = {"type":"object","description":"Adds a captions item on a front layer from caption cues (times relative to from_seconds). duration_seconds defaults to the end of the last cue.","additionalProperties":false,"required":["type","captions"],"properties":{"type":{"type":"string","const":"add_captions"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema90 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
+const schema91 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7096,16 +7123,16 @@ vErrors.push(err45);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7196,8 +7223,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate57(data1[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data1[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 }
@@ -7282,8 +7309,8 @@ errors++;
 }
 }
 if(data.style !== undefined){
-if(!(validate52(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -7298,17 +7325,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema89 = {"type":"object","description":"Replaces a captions item's cues and/or changes its style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_captions"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema92 = {"type":"object","description":"Replaces a captions item's cues and/or changes its style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_captions"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7394,7 +7421,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern45.test(data1)){
+if(!pattern42.test(data1)){
 const err7 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -7441,8 +7468,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate57(data2[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data2[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 }
@@ -7459,8 +7486,8 @@ errors++;
 }
 }
 if(data.style !== undefined){
-if(!(validate52(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -7475,18 +7502,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema91 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
-const schema92 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
+const schema94 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
+const schema95 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7847,18 +7874,18 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema93 = {"type":"object","description":"Transcribes the selected video/audio items (respecting placement, trims, rate and duration) into word-timed captions, creating a captions item on a front layer or replacing the cues of captions_item_id. Without source_item_ids every audible video and audio item is used. Needs items with remote media and an available transcription provider (400 otherwise); voiceovers made by add_voiceover are captioned exactly.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"generate_captions_from_items"},"source_item_ids":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"captions_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"language":{"type":"string","description":"Spoken language (BCP 47, e.g. en or en-US); detected when omitted.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const pattern74 = new RegExp("^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$", "u");
+const schema96 = {"type":"object","description":"Transcribes the selected video/audio items (respecting placement, trims, rate and duration) into word-timed captions, creating a captions item on a front layer or replacing the cues of captions_item_id. Without source_item_ids every audible video and audio item is used. Needs items with remote media and an available transcription provider (400 otherwise); voiceovers made by add_voiceover are captioned exactly.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"generate_captions_from_items"},"source_item_ids":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"captions_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"language":{"type":"string","description":"Spoken language (BCP 47, e.g. en or en-US); detected when omitted.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const pattern71 = new RegExp("^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$", "u");
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7958,7 +7985,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern45.test(data2)){
+if(!pattern42.test(data2)){
 const err8 = {instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -8015,7 +8042,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern45.test(data3)){
+if(!pattern42.test(data3)){
 const err13 = {instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -8050,7 +8077,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern74.test(data4)){
+if(!pattern71.test(data4)){
 const err16 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -8073,8 +8100,8 @@ errors++;
 }
 }
 if(data.style !== undefined){
-if(!(validate52(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -8089,16 +8116,16 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate36.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8224,24 +8251,6 @@ errors++;
 var props0 = true;
 }
 else if(tag0 === "remove_item"){
-if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_timing"){
-if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_source"){
 if(!(validate37(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
@@ -8250,7 +8259,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_audio"){
+else if(tag0 === "set_item_timing"){
 if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
@@ -8259,7 +8268,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_audio_levels"){
+else if(tag0 === "set_item_source"){
 if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
@@ -8268,7 +8277,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_animation"){
+else if(tag0 === "set_item_audio"){
 if(!(validate40(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
@@ -8277,9 +8286,27 @@ if(props0 !== true){
 props0 = true;
 }
 }
+else if(tag0 === "set_audio_levels"){
+if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "set_item_animation"){
+if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
 else if(tag0 === "apply_item_transition"){
-if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -8287,24 +8314,6 @@ props0 = true;
 }
 }
 else if(tag0 === "split_item"){
-if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_transform"){
-if(!(validate48(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "move_item_to_track"){
 if(!(validate49(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
@@ -8313,7 +8322,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_layer_order"){
+else if(tag0 === "set_item_transform"){
 if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
@@ -8322,7 +8331,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "add_text"){
+else if(tag0 === "move_item_to_track"){
 if(!(validate51(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
@@ -8331,16 +8340,25 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "update_text"){
-if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+else if(tag0 === "set_item_layer_order"){
+if(!(validate52(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "add_captions"){
+else if(tag0 === "add_text"){
+if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "update_text"){
 if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
@@ -8349,9 +8367,18 @@ if(props0 !== true){
 props0 = true;
 }
 }
+else if(tag0 === "add_captions"){
+if(!(validate58(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
 else if(tag0 === "update_captions"){
-if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate62(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -8424,7 +8451,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern76.test(data3)){
+if(!pattern73.test(data3)){
 const err15 = {instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -8459,7 +8486,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!pattern77.test(data4)){
+if(!pattern74.test(data4)){
 const err18 = {instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -8643,8 +8670,8 @@ props0 = true;
 }
 }
 else if(tag0 === "add_voiceover"){
-if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate65(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -8652,8 +8679,8 @@ props0 = true;
 }
 }
 else if(tag0 === "generate_captions_from_items"){
-if(!(validate64(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate66(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -8692,17 +8719,17 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate36.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate34.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate36.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8792,8 +8819,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate34(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate36(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -8865,39 +8892,39 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/applyEditorEdits" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate34.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate33(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
-validate32.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost = validate85;
-const schema98 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEditsViaPost"};
+exports.applyEditorEditsViaPost = validate87;
+const schema101 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEditsViaPost"};
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8987,8 +9014,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate34(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate36(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -9060,42 +9087,42 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/applyEditorEditsViaPost" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate88(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
-validate85.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia = validate89;
-const schema100 = {"$ref":"https://media-api.local/components#/$defs/AddEditorMediaRequest","$id":"https://media-api.local/components/request/addEditorMedia"};
-const schema101 = {"type":"object","description":"Body of POST /editor/videos/{id}/media. Exactly one of media_id and url (400 otherwise); media_type and filename describe a url (detected when omitted).","additionalProperties":false,"properties":{"media_id":{"type":"string","format":"uuid","description":"Existing library media (GET /editor/media).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"from_seconds":{"type":"number","description":"Start on the timeline.","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
-const schema102 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
-const schema103 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
+exports.addEditorMedia = validate91;
+const schema103 = {"$ref":"https://media-api.local/components#/$defs/AddEditorMediaRequest","$id":"https://media-api.local/components/request/addEditorMedia"};
+const schema104 = {"type":"object","description":"Body of POST /editor/videos/{id}/media. Exactly one of media_id and url (400 otherwise); media_type and filename describe a url (detected when omitted).","additionalProperties":false,"properties":{"media_id":{"type":"string","format":"uuid","description":"Existing library media (GET /editor/media).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"from_seconds":{"type":"number","description":"Start on the timeline.","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+const schema105 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
+const schema106 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9110,7 +9137,7 @@ if(data.fit === undefined){
 data.fit = "cover";
 }
 for(const key0 in data){
-if(!(func1.call(schema101.properties, key0))){
+if(!(func1.call(schema104.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -9169,7 +9196,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern77.test(data1)){
+if(!pattern74.test(data1)){
 const err5 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -9214,7 +9241,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
-const err9 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema102.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9247,7 +9274,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern39.test(data3)){
+if(!pattern36.test(data3)){
 const err12 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -9349,7 +9376,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data6 === "cover") || (data6 === "contain")) || (data6 === "fill")) || (data6 === "none"))){
-const err21 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema103.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9381,7 +9408,7 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern45.test(data7)){
+if(!pattern42.test(data7)){
 const err24 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -9416,7 +9443,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
-const err27 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9437,41 +9464,41 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/addEditorMedia" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate90(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate92(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
-validate89.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo = validate92;
-const schema106 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request/exportEditorVideo"};
-const schema107 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
+exports.exportEditorVideo = validate94;
+const schema109 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request/exportEditorVideo"};
+const schema110 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/exportEditorVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9506,7 +9533,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!(((data0 === "draft") || (data0 === "standard")) || (data0 === "high"))){
-const err2 = {instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema107.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema110.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9526,23 +9553,23 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia = validate93;
-const schema108 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request/uploadEditorMedia"};
-const schema109 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the upload to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
-const schema111 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
-const pattern84 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
-const pattern85 = new RegExp("^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-const schema112 = {"type":"object","description":"Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+exports.uploadEditorMedia = validate95;
+const schema111 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request/uploadEditorMedia"};
+const schema112 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the upload to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+const schema114 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
+const pattern81 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
+const pattern82 = new RegExp("^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
+const schema115 = {"type":"object","description":"Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9648,7 +9675,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "cover") || (data2 === "contain")) || (data2 === "fill")) || (data2 === "none"))){
-const err8 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema103.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9680,7 +9707,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern45.test(data3)){
+if(!pattern42.test(data3)){
 const err11 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -9715,7 +9742,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((data4 === "sound_effect") || (data4 === "music")) || (data4 === "voiceover")) || (data4 === "voice")) || (data4 === "source_video")) || (data4 === "audio"))){
-const err14 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9736,16 +9763,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9791,7 +9818,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((data0 === "image") || (data0 === "video")) || (data0 === "audio")) || (data0 === "voice"))){
-const err3 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema102.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9949,7 +9976,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!pattern39.test(data5)){
+if(!pattern36.test(data5)){
 const err17 = {instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -9984,7 +10011,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern84.test(data6)){
+if(!pattern81.test(data6)){
 const err20 = {instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/pattern",keyword:"pattern",params:{pattern: "^[a-z]+/[A-Za-z0-9.+-]+$"},message:"must match pattern \""+"^[a-z]+/[A-Za-z0-9.+-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -10029,7 +10056,7 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern85.test(data7)){
+if(!pattern82.test(data7)){
 const err24 = {instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -10064,8 +10091,8 @@ errors++;
 }
 }
 if(data.placement !== undefined){
-if(!(validate95(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate97(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 }
@@ -10080,42 +10107,42 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/uploadEditorMedia" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate96(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
 errors = vErrors.length;
 }
-validate93.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint = validate98;
-const schema116 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request/createWebhookEndpoint"};
-const schema117 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
-const schema118 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
-const pattern87 = new RegExp("^https://[^\\u0000-\\u0020\\u007F]+$", "u");
+exports.createWebhookEndpoint = validate100;
+const schema119 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request/createWebhookEndpoint"};
+const schema120 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
+const schema121 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
+const pattern84 = new RegExp("^https://[^\\u0000-\\u0020\\u007F]+$", "u");
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10178,7 +10205,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern87.test(data0)){
+if(!pattern84.test(data0)){
 const err5 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://[^\\u0000-\\u0020\\u007F]+$"},message:"must match pattern \""+"^https://[^\\u0000-\\u0020\\u007F]+$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -10282,7 +10309,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((((((data3 === "generation.completed") || (data3 === "generation.failed")) || (data3 === "slideshow.completed")) || (data3 === "slideshow.failed")) || (data3 === "faceless_video.completed")) || (data3 === "faceless_video.failed")) || (data3 === "export.completed")) || (data3 === "export.failed")) || (data3 === "publication.completed")) || (data3 === "publication.failed"))){
-const err14 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema118.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10335,41 +10362,41 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/createWebhookEndpoint" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate99(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate101(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
 errors = vErrors.length;
 }
-validate98.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate101;
-const schema119 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request/mcp__get_workspace"};
-const schema120 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
+exports.mcp__get_workspace = validate103;
+const schema122 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request/mcp__get_workspace"};
+const schema123 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10398,20 +10425,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate102;
-const schema121 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request/mcp__list_social_accounts"};
-const schema122 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
-const schema123 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate104;
+const schema124 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request/mcp__list_social_accounts"};
+const schema125 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
+const schema126 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10444,7 +10471,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((((((((data0 === "instagram") || (data0 === "tiktok")) || (data0 === "x")) || (data0 === "linkedin")) || (data0 === "threads")) || (data0 === "youtube")) || (data0 === "pinterest")) || (data0 === "facebook"))){
-const err2 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema123.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema126.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10465,42 +10492,42 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate103.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate103(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
-validate102.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate105;
-const schema124 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
-const schema125 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema126 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
-const pattern92 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+exports.mcp__publish_media_to_social = validate107;
+const schema127 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
+const schema128 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema129 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
+const pattern89 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10649,7 +10676,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern77.test(data3)){
+if(!pattern74.test(data3)){
 const err12 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -10761,7 +10788,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data7 === "feed") || (data7 === "reel")) || (data7 === "story"))){
-const err21 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema126.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10812,7 +10839,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data9 === "feed") || (data9 === "reel")) || (data9 === "story"))){
-const err25 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema126.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10866,7 +10893,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!(((data11 === "public") || (data11 === "friends")) || (data11 === "private"))){
-const err29 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema126.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema129.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10962,7 +10989,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((data15 === "public") || (data15 === "unlisted")) || (data15 === "private"))){
-const err37 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema126.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema129.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -11011,7 +11038,7 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!pattern92.test(data17)){
+if(!pattern89.test(data17)){
 const err41 = {instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -11193,41 +11220,41 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate106(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+if(!(validate108(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
 errors = vErrors.length;
 }
-validate105.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate108;
-const schema127 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
-const schema128 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+exports.mcp__recommend_voice = validate110;
+const schema130 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
+const schema131 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11429,21 +11456,21 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate109;
-const schema129 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
-const schema130 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
-const pattern100 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+exports.mcp__list_editor_sound_effects = validate111;
+const schema132 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
+const schema133 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+const pattern97 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11514,7 +11541,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern100.test(data1)){
+if(!pattern97.test(data1)){
 const err5 = {instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -11590,19 +11617,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate110;
-const schema131 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
-const schema132 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+exports.mcp__upload_editor_media_from_url = validate112;
+const schema134 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
+const schema135 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11648,7 +11675,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!pattern77.test(data0)){
+if(!pattern74.test(data0)){
 const err3 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -11693,7 +11720,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data1 === "image") || (data1 === "video")) || (data1 === "audio")) || (data1 === "voice"))){
-const err7 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema102.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11794,8 +11821,8 @@ vErrors.push(err15);
 errors++;
 }
 if(data.placement !== undefined){
-if(!(validate95(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate97(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 }
@@ -11810,29 +11837,29 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate111(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
-validate110.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

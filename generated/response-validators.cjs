@@ -22924,8 +22924,8 @@ return errors === 0;
 }
 validate304.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createFacelessVideo__501 = validate308;
-const schema203 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__501"};
+exports.createFacelessVideo__503 = validate308;
+const schema203 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__503"};
 
 function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23121,7 +23121,7 @@ validate309.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createFacelessVideo__501" */;
+/*# sourceURL="https://media-api.local/components/response/createFacelessVideo__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate308.evaluated;
@@ -23140,230 +23140,14 @@ return errors === 0;
 }
 validate308.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createFacelessVideo__503 = validate312;
-const schema205 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createFacelessVideo__503"};
+exports.getVideo__200 = validate312;
+const schema205 = {"$ref":"https://media-api.local/components#/$defs/Video","$id":"https://media-api.local/components/response/getVideo__200"};
+const schema206 = {"type":"object","description":"Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url, duration_seconds and size_bytes set) or error (refunded); while generating, `stage` says which step runs (script, scenes, voiceover, captions, render) and `progress` the percent of the whole. A completed faceless video is also an editor project with the same id. Editor: always ready (the project exists and opens in the editor; url is null because no export is needed).","additionalProperties":false,"required":["object","id","kind","status","title","url","error","progress","created_at","updated_at"],"properties":{"object":{"type":"string","const":"video"},"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"kind":{"type":"string","enum":["faceless","editor"]},"status":{"type":"string","enum":["queued","generating","completed","error","ready"]},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4; only when a faceless video is completed, else null.","maxLength":4096},"error":{"description":"Structured failure details when status is error, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"stage":{"type":["string","null"],"description":"Faceless videos only: the step running (or reached when it failed): script, scenes, voiceover, captions or render; null when queued, completed, or for editor videos.","enum":["script","scenes","voiceover","captions","render",null]},"duration_seconds":{"type":["number","null"],"description":"Length of the MP4 in seconds (faceless videos, when completed).","minimum":0,"maximum":100000},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 in bytes (faceless videos, when completed).","minimum":0,"maximum":9007199254740991},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed or ready).","minimum":0,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
 
 function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate313.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate313.errors = vErrors;
-return errors === 0;
-}
-validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createFacelessVideo__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate312.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate313(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
-errors = vErrors.length;
-}
-validate312.errors = vErrors;
-return errors === 0;
-}
-validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getVideo__200 = validate316;
-const schema207 = {"$ref":"https://media-api.local/components#/$defs/Video","$id":"https://media-api.local/components/response/getVideo__200"};
-const schema208 = {"type":"object","description":"Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url set) or error (refunded). Editor: always ready (the project exists and opens in the editor; url is null because no export is needed).","additionalProperties":false,"required":["object","id","kind","status","title","url","error","progress","created_at","updated_at"],"properties":{"object":{"type":"string","const":"video"},"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"kind":{"type":"string","enum":["faceless","editor"]},"status":{"type":"string","enum":["queued","generating","completed","error","ready"]},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4; only when a faceless video is completed, else null.","maxLength":4096},"error":{"description":"Structured failure details when status is error, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed or ready).","minimum":0,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-
-function validate317(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate317.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23472,7 +23256,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema208.properties, key0))){
+if(!(func10.call(schema206.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -23564,7 +23348,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data2 === "faceless") || (data2 === "editor"))){
-const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema208.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema206.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -23587,7 +23371,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((((data3 === "queued") || (data3 === "generating")) || (data3 === "completed")) || (data3 === "error")) || (data3 === "ready"))){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema208.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema206.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -23635,7 +23419,7 @@ errors++;
 if(data.url !== undefined){
 let data5 = data.url;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err24 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema208.properties.url.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema206.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -23893,10 +23677,10 @@ vErrors = null;
 }
 }
 }
-if(data.progress !== undefined){
-let data11 = data.progress;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err44 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.stage !== undefined){
+let data11 = data.stage;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err44 = {instancePath:instancePath+"/stage",schemaPath:"#/properties/stage/type",keyword:"type",params:{type: schema206.properties.stage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -23905,9 +23689,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 100 || isNaN(data11)){
-const err45 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(!((((((data11 === "script") || (data11 === "scenes")) || (data11 === "voiceover")) || (data11 === "captions")) || (data11 === "render")) || (data11 === null))){
+const err45 = {instancePath:instancePath+"/stage",schemaPath:"#/properties/stage/enum",keyword:"enum",params:{allowedValues: schema206.properties.stage.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -23916,8 +23699,11 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data11 < 0 || isNaN(data11)){
-const err46 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data.duration_seconds !== undefined){
+let data12 = data.duration_seconds;
+if((!((typeof data12 == "number") && (isFinite(data12)))) && (data12 !== null)){
+const err46 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema206.properties.duration_seconds.type},message:"must be number,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -23926,8 +23712,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(!(formats6.validate(data11))){
-const err47 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 100000 || isNaN(data12)){
+const err47 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -23936,13 +23723,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-}
-if(data.created_at !== undefined){
-let data12 = data.created_at;
-if(typeof data12 === "string"){
-if(func1(data12) > 40){
-const err48 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(data12 < 0 || isNaN(data12)){
+const err48 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -23951,8 +23733,12 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(!(formats46.validate(data12))){
-const err49 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+if(data.size_bytes !== undefined){
+let data13 = data.size_bytes;
+if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
+const err49 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema206.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -23961,9 +23747,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-else {
-const err50 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 9007199254740991 || isNaN(data13)){
+const err50 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -23972,12 +23758,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-if(data.updated_at !== undefined){
-let data13 = data.updated_at;
-if(typeof data13 === "string"){
-if(func1(data13) > 40){
-const err51 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(data13 < 0 || isNaN(data13)){
+const err51 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -23986,8 +23768,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(!(formats46.validate(data13))){
-const err52 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(!(formats18.validate(data13))){
+const err52 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -23997,8 +23779,11 @@ vErrors.push(err52);
 errors++;
 }
 }
-else {
-const err53 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.progress !== undefined){
+let data14 = data.progress;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err53 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -24007,10 +23792,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-}
-else {
-const err54 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 100 || isNaN(data14)){
+const err54 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -24019,14 +23803,139 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate317.errors = vErrors;
+if(data14 < 0 || isNaN(data14)){
+const err55 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if(!(formats6.validate(data14))){
+const err56 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+if(data.created_at !== undefined){
+let data15 = data.created_at;
+if(typeof data15 === "string"){
+if(func1(data15) > 40){
+const err57 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(!(formats46.validate(data15))){
+const err58 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data16 = data.updated_at;
+if(typeof data16 === "string"){
+if(func1(data16) > 40){
+const err60 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if(!(formats46.validate(data16))){
+const err61 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+else {
+const err63 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+validate313.errors = vErrors;
 return errors === 0;
 }
-validate317.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate313.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getVideo__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate312.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate313(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+errors = vErrors.length;
+}
+validate312.errors = vErrors;
+return errors === 0;
+}
+validate312.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getVideo__400 = validate315;
+const schema208 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__400"};
 
 function validate316(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate316.evaluated;
@@ -24036,17 +23945,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate317(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate317.errors : vErrors.concat(validate317.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate316.errors = vErrors;
 return errors === 0;
 }
 validate316.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__400 = validate319;
-const schema210 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__400"};
+
+function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getVideo__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate315.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate316(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate316.errors : vErrors.concat(validate316.errors);
+errors = vErrors.length;
+}
+validate315.errors = vErrors;
+return errors === 0;
+}
+validate315.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getVideo__401 = validate319;
+const schema210 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__401"};
 
 function validate320(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24242,7 +24345,7 @@ validate320.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__400" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate319.evaluated;
@@ -24261,8 +24364,8 @@ return errors === 0;
 }
 validate319.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__401 = validate323;
-const schema212 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__401"};
+exports.getVideo__402 = validate323;
+const schema212 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__402"};
 
 function validate324(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24458,7 +24561,7 @@ validate324.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__401" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate323.evaluated;
@@ -24477,8 +24580,8 @@ return errors === 0;
 }
 validate323.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__402 = validate327;
-const schema214 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__402"};
+exports.getVideo__403 = validate327;
+const schema214 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__403"};
 
 function validate328(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24674,7 +24777,7 @@ validate328.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate327(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__402" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate327.evaluated;
@@ -24693,8 +24796,8 @@ return errors === 0;
 }
 validate327.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__403 = validate331;
-const schema216 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__403"};
+exports.getVideo__404 = validate331;
+const schema216 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__404"};
 
 function validate332(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -24890,7 +24993,7 @@ validate332.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__403" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate331.evaluated;
@@ -24909,8 +25012,8 @@ return errors === 0;
 }
 validate331.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__404 = validate335;
-const schema218 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__404"};
+exports.getVideo__429 = validate335;
+const schema218 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__429"};
 
 function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25106,7 +25209,7 @@ validate336.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__404" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate335.evaluated;
@@ -25125,8 +25228,8 @@ return errors === 0;
 }
 validate335.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__429 = validate339;
-const schema220 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__429"};
+exports.getVideo__500 = validate339;
+const schema220 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__500"};
 
 function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25322,7 +25425,7 @@ validate340.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate339(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__429" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate339.evaluated;
@@ -25341,8 +25444,8 @@ return errors === 0;
 }
 validate339.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__500 = validate343;
-const schema222 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__500"};
+exports.getVideo__503 = validate343;
+const schema222 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__503"};
 
 function validate344(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25538,7 +25641,7 @@ validate344.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate343(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__500" */;
+/*# sourceURL="https://media-api.local/components/response/getVideo__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate343.evaluated;
@@ -25557,233 +25660,17 @@ return errors === 0;
 }
 validate343.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getVideo__503 = validate347;
-const schema224 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getVideo__503"};
+exports.listReferenceInspirations__200 = validate347;
+const schema224 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationsResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__200"};
+const schema225 = {"description":"Response of GET /reference-inspirations; `object` says which of the three modes answered.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationList"},{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationRecommendations"},{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestions"}]};
+const schema226 = {"type":"object","description":"The saved references (newest first, up to limit) and the valid template targets.","additionalProperties":false,"required":["object","data","template_targets"],"properties":{"object":{"type":"string","const":"reference_inspiration_list"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"}},"template_targets":{"type":"array","description":"Valid places to store references (same as GET /assets reference_template_targets), filtered by the query.","maxItems":500,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTarget"}}}};
+const schema227 = {"type":"object","description":"A saved reference inspiration. Status: processing (analysis queued or running) → ready (usable as custom_reference_inspiration_id), rejected (the media was refused, e.g. by review or policy) or failed (analysis failed; the credits were refunded). `error` says why for rejected and failed.","additionalProperties":false,"required":["object","id","status","template_slug","template_category","media_kind","visibility","review_status","label","media","error","credits_deducted","created_at","updated_at"],"properties":{"object":{"type":"string","const":"reference_inspiration"},"id":{"type":"string","format":"uuid","description":"Passed as custom_reference_inspiration_id once ready.","maxLength":36},"status":{"type":"string","enum":["processing","ready","rejected","failed"]},"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","enum":["private","public"]},"review_status":{"type":"string","description":"not_required for private references; pending, approved or rejected for public ones.","enum":["not_required","pending","approved","rejected"]},"label":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"media":{"type":"array","description":"The stored media items, in the order given (image_urls first, then images). Media given by URL appear once the analysis has fetched them (status ready).","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaItem"}},"error":{"description":"Why the reference was rejected or failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"credits_deducted":{"type":"integer","format":"int64","description":"Credits charged for this reference (30 per media item).","minimum":0,"maximum":1000000000},"idempotent_replay":{"type":"boolean","description":"POST only; present and true when this is the replay of a completed request with the same idempotency key."},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema230 = {"type":"object","description":"One stored media item of a reference.","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","enum":["image","video"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the stored copy.","maxLength":4096}}};
 
-function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate348.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate348.errors = vErrors;
-return errors === 0;
-}
-validate348.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getVideo__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate347.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate348(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate348.errors : vErrors.concat(validate348.errors);
-errors = vErrors.length;
-}
-validate347.errors = vErrors;
-return errors === 0;
-}
-validate347.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listReferenceInspirations__200 = validate351;
-const schema226 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationsResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__200"};
-const schema227 = {"description":"Response of GET /reference-inspirations; `object` says which of the three modes answered.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationList"},{"$ref":"https://media-api.local/components#/$defs/ReferenceInspirationRecommendations"},{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestions"}]};
-const schema228 = {"type":"object","description":"The saved references (newest first, up to limit) and the valid template targets.","additionalProperties":false,"required":["object","data","template_targets"],"properties":{"object":{"type":"string","const":"reference_inspiration_list"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"}},"template_targets":{"type":"array","description":"Valid places to store references (same as GET /assets reference_template_targets), filtered by the query.","maxItems":500,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTarget"}}}};
-const schema229 = {"type":"object","description":"A saved reference inspiration. Status: processing (analysis queued or running) → ready (usable as custom_reference_inspiration_id), rejected (the media was refused, e.g. by review or policy) or failed (analysis failed; the credits were refunded). `error` says why for rejected and failed.","additionalProperties":false,"required":["object","id","status","template_slug","template_category","media_kind","visibility","review_status","label","media","error","credits_deducted","created_at","updated_at"],"properties":{"object":{"type":"string","const":"reference_inspiration"},"id":{"type":"string","format":"uuid","description":"Passed as custom_reference_inspiration_id once ready.","maxLength":36},"status":{"type":"string","enum":["processing","ready","rejected","failed"]},"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","enum":["private","public"]},"review_status":{"type":"string","description":"not_required for private references; pending, approved or rejected for public ones.","enum":["not_required","pending","approved","rejected"]},"label":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"media":{"type":"array","description":"The stored media items, in the order given (image_urls first, then images). Media given by URL appear once the analysis has fetched them (status ready).","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaItem"}},"error":{"description":"Why the reference was rejected or failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"credits_deducted":{"type":"integer","format":"int64","description":"Credits charged for this reference (30 per media item).","minimum":0,"maximum":1000000000},"idempotent_replay":{"type":"boolean","description":"POST only; present and true when this is the replay of a completed request with the same idempotency key."},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema232 = {"type":"object","description":"One stored media item of a reference.","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","enum":["image","video"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the stored copy.","maxLength":4096}}};
-
-function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate354.evaluated;
+const evaluated0 = validate350.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25932,7 +25819,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema229.properties, key0))){
+if(!(func10.call(schema227.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -26014,7 +25901,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data2 === "processing") || (data2 === "ready")) || (data2 === "rejected")) || (data2 === "failed"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema229.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema227.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -26118,7 +26005,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data6 === "private") || (data6 === "public"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema229.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema227.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -26141,7 +26028,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data7 === "not_required") || (data7 === "pending")) || (data7 === "approved")) || (data7 === "rejected"))){
-const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema229.properties.review_status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema227.properties.review_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -26154,7 +26041,7 @@ errors++;
 if(data.label !== undefined){
 let data8 = data.label;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema229.properties.label.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema227.properties.label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -26248,7 +26135,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!((data11 === "image") || (data11 === "video"))){
-const err41 = {instancePath:instancePath+"/media/" + i0+"/type",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaItem/properties/type/enum",keyword:"enum",params:{allowedValues: schema232.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/media/" + i0+"/type",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaItem/properties/type/enum",keyword:"enum",params:{allowedValues: schema230.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -26681,16 +26568,16 @@ vErrors.push(err75);
 }
 errors++;
 }
-validate354.errors = vErrors;
+validate350.errors = vErrors;
 return errors === 0;
 }
-validate354.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate350.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate353(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate349(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate353.evaluated;
+const evaluated0 = validate349.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26778,8 +26665,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate354(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate354.errors : vErrors.concat(validate354.errors);
+if(!(validate350(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate350.errors : vErrors.concat(validate350.errors);
 errors = vErrors.length;
 }
 }
@@ -26838,18 +26725,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate353.errors = vErrors;
+validate349.errors = vErrors;
 return errors === 0;
 }
-validate353.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate349.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema234 = {"type":"object","description":"Ready saved references ranked for the requested template, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"reference_inspiration_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/RecommendedReferenceInspiration"}}}};
-const schema235 = {"type":"object","description":"A recommended reference with its score.","additionalProperties":false,"required":["reference_inspiration","score","reason"],"properties":{"reference_inspiration":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"},"score":{"type":"number","description":"Relevance from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","description":"Why it fits, in one sentence.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema232 = {"type":"object","description":"Ready saved references ranked for the requested template, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"reference_inspiration_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/RecommendedReferenceInspiration"}}}};
+const schema233 = {"type":"object","description":"A recommended reference with its score.","additionalProperties":false,"required":["reference_inspiration","score","reason"],"properties":{"reference_inspiration":{"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration"},"score":{"type":"number","description":"Relevance from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","description":"Why it fits, in one sentence.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
-function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate359.evaluated;
+const evaluated0 = validate355.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26900,8 +26787,8 @@ errors++;
 }
 }
 if(data.reference_inspiration !== undefined){
-if(!(validate354(data.reference_inspiration, {instancePath:instancePath+"/reference_inspiration",parentData:data,parentDataProperty:"reference_inspiration",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate354.errors : vErrors.concat(validate354.errors);
+if(!(validate350(data.reference_inspiration, {instancePath:instancePath+"/reference_inspiration",parentData:data,parentDataProperty:"reference_inspiration",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate350.errors : vErrors.concat(validate350.errors);
 errors = vErrors.length;
 }
 }
@@ -26986,16 +26873,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate359.errors = vErrors;
+validate355.errors = vErrors;
 return errors === 0;
 }
-validate359.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate355.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate358(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate358.evaluated;
+const evaluated0 = validate354.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27073,8 +26960,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate359(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
+if(!(validate355(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate355.errors : vErrors.concat(validate355.errors);
 errors = vErrors.length;
 }
 }
@@ -27101,18 +26988,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate358.errors = vErrors;
+validate354.errors = vErrors;
 return errors === 0;
 }
-validate358.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate354.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema236 = {"type":"object","description":"Suggested targets for new reference media (seed 4.7), best first.","additionalProperties":false,"required":["object","media_kind","image_count","has_video","suggestions","next_step"],"properties":{"object":{"type":"string","const":"reference_template_target_suggestions"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"image_count":{"type":"integer","format":"int32","description":"Number of image_url values considered.","minimum":0,"maximum":10},"has_video":{"type":"boolean"},"suggestions":{"type":"array","maxItems":12,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestion"}},"next_step":{"type":"string","description":"What to do next, addressed to the agent.","maxLength":1000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
-const schema238 = {"type":"object","description":"One suggested target.","additionalProperties":false,"required":["template_slug","template_category","label","accepts_media_kinds","score","reason"],"properties":{"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"label":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"accepts_media_kinds":{"type":"array","maxItems":3,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"}},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema234 = {"type":"object","description":"Suggested targets for new reference media (seed 4.7), best first.","additionalProperties":false,"required":["object","media_kind","image_count","has_video","suggestions","next_step"],"properties":{"object":{"type":"string","const":"reference_template_target_suggestions"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"image_count":{"type":"integer","format":"int32","description":"Number of image_url values considered.","minimum":0,"maximum":10},"has_video":{"type":"boolean"},"suggestions":{"type":"array","maxItems":12,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceTemplateTargetSuggestion"}},"next_step":{"type":"string","description":"What to do next, addressed to the agent.","maxLength":1000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
+const schema236 = {"type":"object","description":"One suggested target.","additionalProperties":false,"required":["template_slug","template_category","label","accepts_media_kinds","score","reason"],"properties":{"template_slug":{"type":"string","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"label":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"accepts_media_kinds":{"type":"array","maxItems":3,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"}},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
-function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate360(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate364.evaluated;
+const evaluated0 = validate360.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27435,16 +27322,16 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate364.errors = vErrors;
+validate360.errors = vErrors;
 return errors === 0;
 }
-validate364.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate360.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate363.evaluated;
+const evaluated0 = validate359.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27642,8 +27529,8 @@ errors++;
 }
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate364(data4[i0], {instancePath:instancePath+"/suggestions/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate364.errors : vErrors.concat(validate364.errors);
+if(!(validate360(data4[i0], {instancePath:instancePath+"/suggestions/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate360.errors : vErrors.concat(validate360.errors);
 errors = vErrors.length;
 }
 }
@@ -27705,16 +27592,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate363.errors = vErrors;
+validate359.errors = vErrors;
 return errors === 0;
 }
-validate363.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate359.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate352.evaluated;
+const evaluated0 = validate348.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27725,8 +27612,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate353(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate353.errors : vErrors.concat(validate353.errors);
+if(!(validate349(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate349.errors : vErrors.concat(validate349.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -27736,8 +27623,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs2 = errors;
-if(!(validate358(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate358.errors : vErrors.concat(validate358.errors);
+if(!(validate354(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate354.errors : vErrors.concat(validate354.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -27754,8 +27641,8 @@ props0 = true;
 }
 }
 const _errs3 = errors;
-if(!(validate363(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate363.errors : vErrors.concat(validate363.errors);
+if(!(validate359(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate359.errors : vErrors.concat(validate359.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs3 === errors;
@@ -27794,39 +27681,255 @@ vErrors = null;
 }
 }
 }
-validate352.errors = vErrors;
+validate348.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate352.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate348.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate351.evaluated;
+const evaluated0 = validate347.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate352(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate352.errors : vErrors.concat(validate352.errors);
+if(!(validate348(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate348.errors : vErrors.concat(validate348.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate352.evaluated.props;
+var props0 = validate348.evaluated.props;
 }
-validate351.errors = vErrors;
+validate347.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate351.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate347.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.listReferenceInspirations__400 = validate368;
-const schema241 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__400"};
+exports.listReferenceInspirations__400 = validate364;
+const schema239 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__400"};
+
+function validate365(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate365.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate365.errors = vErrors;
+return errors === 0;
+}
+validate365.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate364.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate365(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate365.errors : vErrors.concat(validate365.errors);
+errors = vErrors.length;
+}
+validate364.errors = vErrors;
+return errors === 0;
+}
+validate364.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listReferenceInspirations__401 = validate368;
+const schema241 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__401"};
 
 function validate369(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28022,7 +28125,7 @@ validate369.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate368(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__400" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate368.evaluated;
@@ -28041,8 +28144,8 @@ return errors === 0;
 }
 validate368.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__401 = validate372;
-const schema243 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__401"};
+exports.listReferenceInspirations__402 = validate372;
+const schema243 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__402"};
 
 function validate373(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28238,7 +28341,7 @@ validate373.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate372(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__401" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate372.evaluated;
@@ -28257,8 +28360,8 @@ return errors === 0;
 }
 validate372.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__402 = validate376;
-const schema245 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__402"};
+exports.listReferenceInspirations__403 = validate376;
+const schema245 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__403"};
 
 function validate377(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28454,7 +28557,7 @@ validate377.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate376(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__402" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate376.evaluated;
@@ -28473,8 +28576,8 @@ return errors === 0;
 }
 validate376.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__403 = validate380;
-const schema247 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__403"};
+exports.listReferenceInspirations__429 = validate380;
+const schema247 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__429"};
 
 function validate381(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28670,7 +28773,7 @@ validate381.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate380(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__403" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate380.evaluated;
@@ -28689,8 +28792,8 @@ return errors === 0;
 }
 validate380.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__429 = validate384;
-const schema249 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__429"};
+exports.listReferenceInspirations__500 = validate384;
+const schema249 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__500"};
 
 function validate385(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -28886,7 +28989,7 @@ validate385.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate384(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__429" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate384.evaluated;
@@ -28905,8 +29008,8 @@ return errors === 0;
 }
 validate384.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__500 = validate388;
-const schema251 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__500"};
+exports.listReferenceInspirations__503 = validate388;
+const schema251 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__503"};
 
 function validate389(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29102,7 +29205,7 @@ validate389.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate388(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__500" */;
+/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate388.evaluated;
@@ -29121,229 +29224,13 @@ return errors === 0;
 }
 validate388.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listReferenceInspirations__503 = validate392;
-const schema253 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listReferenceInspirations__503"};
+exports.createReferenceInspiration__200 = validate392;
+const schema253 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration","$id":"https://media-api.local/components/response/createReferenceInspiration__200"};
 
 function validate393(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate393.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate393.errors = vErrors;
-return errors === 0;
-}
-validate393.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate392(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listReferenceInspirations__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate392.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate393(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate393.errors : vErrors.concat(validate393.errors);
-errors = vErrors.length;
-}
-validate392.errors = vErrors;
-return errors === 0;
-}
-validate392.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createReferenceInspiration__200 = validate396;
-const schema255 = {"$ref":"https://media-api.local/components#/$defs/ReferenceInspiration","$id":"https://media-api.local/components/response/createReferenceInspiration__200"};
-
-function validate397(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate397.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29492,7 +29379,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema229.properties, key0))){
+if(!(func10.call(schema227.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -29574,7 +29461,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data2 === "processing") || (data2 === "ready")) || (data2 === "rejected")) || (data2 === "failed"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema229.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema227.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -29678,7 +29565,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data6 === "private") || (data6 === "public"))){
-const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema229.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema227.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29701,7 +29588,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((data7 === "not_required") || (data7 === "pending")) || (data7 === "approved")) || (data7 === "rejected"))){
-const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema229.properties.review_status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/review_status",schemaPath:"#/properties/review_status/enum",keyword:"enum",params:{allowedValues: schema227.properties.review_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -29714,7 +29601,7 @@ errors++;
 if(data.label !== undefined){
 let data8 = data.label;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema229.properties.label.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: schema227.properties.label.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -29808,7 +29695,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!((data11 === "image") || (data11 === "video"))){
-const err41 = {instancePath:instancePath+"/media/" + i0+"/type",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaItem/properties/type/enum",keyword:"enum",params:{allowedValues: schema232.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err41 = {instancePath:instancePath+"/media/" + i0+"/type",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaItem/properties/type/enum",keyword:"enum",params:{allowedValues: schema230.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -30241,14 +30128,36 @@ vErrors.push(err75);
 }
 errors++;
 }
-validate397.errors = vErrors;
+validate393.errors = vErrors;
 return errors === 0;
 }
-validate397.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate393.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate392(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate392.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate393(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate393.errors : vErrors.concat(validate393.errors);
+errors = vErrors.length;
+}
+validate392.errors = vErrors;
+return errors === 0;
+}
+validate392.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createReferenceInspiration__400 = validate395;
+const schema259 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__400"};
 
 function validate396(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate396.evaluated;
@@ -30258,17 +30167,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate397(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate397.errors : vErrors.concat(validate397.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate396.errors = vErrors;
 return errors === 0;
 }
 validate396.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__400 = validate399;
-const schema261 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__400"};
+
+function validate395(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate395.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate396(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate396.errors : vErrors.concat(validate396.errors);
+errors = vErrors.length;
+}
+validate395.errors = vErrors;
+return errors === 0;
+}
+validate395.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createReferenceInspiration__401 = validate399;
+const schema261 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__401"};
 
 function validate400(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30464,7 +30567,7 @@ validate400.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate399(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__400" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate399.evaluated;
@@ -30483,8 +30586,8 @@ return errors === 0;
 }
 validate399.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__401 = validate403;
-const schema263 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__401"};
+exports.createReferenceInspiration__402 = validate403;
+const schema263 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__402"};
 
 function validate404(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30680,7 +30783,7 @@ validate404.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate403(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__401" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate403.evaluated;
@@ -30699,8 +30802,8 @@ return errors === 0;
 }
 validate403.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__402 = validate407;
-const schema265 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__402"};
+exports.createReferenceInspiration__403 = validate407;
+const schema265 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__403"};
 
 function validate408(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30896,7 +30999,7 @@ validate408.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate407(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__402" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate407.evaluated;
@@ -30915,8 +31018,8 @@ return errors === 0;
 }
 validate407.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__403 = validate411;
-const schema267 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__403"};
+exports.createReferenceInspiration__409 = validate411;
+const schema267 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__409"};
 
 function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31112,7 +31215,7 @@ validate412.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate411(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__403" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__409" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate411.evaluated;
@@ -31131,8 +31234,8 @@ return errors === 0;
 }
 validate411.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__409 = validate415;
-const schema269 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__409"};
+exports.createReferenceInspiration__413 = validate415;
+const schema269 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__413"};
 
 function validate416(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31328,7 +31431,7 @@ validate416.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate415(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__409" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate415.evaluated;
@@ -31347,8 +31450,8 @@ return errors === 0;
 }
 validate415.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__413 = validate419;
-const schema271 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__413"};
+exports.createReferenceInspiration__415 = validate419;
+const schema271 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__415"};
 
 function validate420(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31544,7 +31647,7 @@ validate420.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate419(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__413" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate419.evaluated;
@@ -31563,8 +31666,8 @@ return errors === 0;
 }
 validate419.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__415 = validate423;
-const schema273 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__415"};
+exports.createReferenceInspiration__429 = validate423;
+const schema273 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__429"};
 
 function validate424(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31760,7 +31863,7 @@ validate424.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate423(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__415" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate423.evaluated;
@@ -31779,8 +31882,8 @@ return errors === 0;
 }
 validate423.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__429 = validate427;
-const schema275 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__429"};
+exports.createReferenceInspiration__500 = validate427;
+const schema275 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__500"};
 
 function validate428(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31976,7 +32079,7 @@ validate428.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate427(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__429" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate427.evaluated;
@@ -31995,8 +32098,8 @@ return errors === 0;
 }
 validate427.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__500 = validate431;
-const schema277 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__500"};
+exports.createReferenceInspiration__503 = validate431;
+const schema277 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__503"};
 
 function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32192,7 +32295,7 @@ validate432.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate431(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__500" */;
+/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate431.evaluated;
@@ -32211,237 +32314,21 @@ return errors === 0;
 }
 validate431.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration__503 = validate435;
-const schema279 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createReferenceInspiration__503"};
+exports.listEditorVideos__200 = validate435;
+const schema279 = {"$ref":"https://media-api.local/components#/$defs/EditorVideoList","$id":"https://media-api.local/components/response/listEditorVideos__200"};
+const schema280 = {"type":"object","description":"One page of editor videos, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
+const schema281 = {"type":"object","description":"An editable video project. status is always ready (it opens in the editor; no export is needed). duration_seconds is derived from the items (the end of the last item). version starts at 1 and increases by 1 with every change (edits, added media).","additionalProperties":false,"required":["object","id","title","status","aspect_ratio","width","height","fps","duration_seconds","version","tracks","items","edits","created_at","updated_at"],"properties":{"object":{"type":"string","const":"editor_video"},"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"status":{"type":"string","enum":["ready"]},"aspect_ratio":{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"},"width":{"type":"integer","format":"int32","description":"Frame width in pixels.","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","description":"Frame height in pixels.","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","minimum":0,"maximum":14400},"version":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"tracks":{"type":"array","description":"Tracks in drawing order (order ascending).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"}},"items":{"type":"array","description":"Items ordered by from_seconds, then layer.","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/EditorItem"}},"edits":{"type":"array","description":"The most recent edits (up to 50), newest first.","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/EditorEditHistoryEntry"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema282 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
+const schema305 = {"type":"object","description":"One applied PATCH in the project's edit history.","additionalProperties":false,"required":["version","instructions","operation_count","created_at"],"properties":{"version":{"type":"integer","format":"int64","description":"The project version this edit produced.","minimum":2,"maximum":9007199254740991},"instructions":{"type":["string","null"],"description":"The instructions sent with the edit, or null.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operation_count":{"type":"integer","format":"int32","minimum":1,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema283 = {"type":"object","description":"A track of the timeline. order 0 is drawn first (bottom).","additionalProperties":false,"required":["track_id","type","name","order"],"properties":{"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"name":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"order":{"type":"integer","format":"int32","minimum":0,"maximum":999},"muted":{"type":"boolean","description":"Audio of the track is muted (absent means false)."}}};
+const schema284 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema285 = {"type":"string","description":"Kind of a timeline item (and of the track that holds it).","enum":["video","image","audio","text","captions"]};
+const pattern167 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
 
-function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate438(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate436.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate436.errors = vErrors;
-return errors === 0;
-}
-validate436.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate435(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createReferenceInspiration__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate435.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate436(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate436.errors : vErrors.concat(validate436.errors);
-errors = vErrors.length;
-}
-validate435.errors = vErrors;
-return errors === 0;
-}
-validate435.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listEditorVideos__200 = validate439;
-const schema281 = {"$ref":"https://media-api.local/components#/$defs/EditorVideoList","$id":"https://media-api.local/components/response/listEditorVideos__200"};
-const schema282 = {"type":"object","description":"One page of editor videos, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
-const schema283 = {"type":"object","description":"An editable video project. status is always ready (it opens in the editor; no export is needed). duration_seconds is derived from the items (the end of the last item). version starts at 1 and increases by 1 with every change (edits, added media).","additionalProperties":false,"required":["object","id","title","status","aspect_ratio","width","height","fps","duration_seconds","version","tracks","items","edits","created_at","updated_at"],"properties":{"object":{"type":"string","const":"editor_video"},"id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"status":{"type":"string","enum":["ready"]},"aspect_ratio":{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"},"width":{"type":"integer","format":"int32","description":"Frame width in pixels.","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","description":"Frame height in pixels.","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","minimum":0,"maximum":14400},"version":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"tracks":{"type":"array","description":"Tracks in drawing order (order ascending).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"}},"items":{"type":"array","description":"Items ordered by from_seconds, then layer.","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/EditorItem"}},"edits":{"type":"array","description":"The most recent edits (up to 50), newest first.","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/EditorEditHistoryEntry"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema284 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
-const schema307 = {"type":"object","description":"One applied PATCH in the project's edit history.","additionalProperties":false,"required":["version","instructions","operation_count","created_at"],"properties":{"version":{"type":"integer","format":"int64","description":"The project version this edit produced.","minimum":2,"maximum":9007199254740991},"instructions":{"type":["string","null"],"description":"The instructions sent with the edit, or null.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operation_count":{"type":"integer","format":"int32","minimum":1,"maximum":100},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema285 = {"type":"object","description":"A track of the timeline. order 0 is drawn first (bottom).","additionalProperties":false,"required":["track_id","type","name","order"],"properties":{"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"name":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"order":{"type":"integer","format":"int32","minimum":0,"maximum":999},"muted":{"type":"boolean","description":"Audio of the track is muted (absent means false)."}}};
-const schema286 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
-const schema287 = {"type":"string","description":"Kind of a timeline item (and of the track that holds it).","enum":["video","image","audio","text","captions"]};
-const pattern168 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
-
-function validate442(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate442.evaluated;
+const evaluated0 = validate438.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32524,7 +32411,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern168.test(data0)){
+if(!pattern167.test(data0)){
 const err7 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -32559,7 +32446,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data1 === "video") || (data1 === "image")) || (data1 === "audio")) || (data1 === "text")) || (data1 === "captions"))){
-const err10 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema287.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema285.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -32672,24 +32559,24 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate442.errors = vErrors;
+validate438.errors = vErrors;
 return errors === 0;
 }
-validate442.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate438.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema288 = {"type":"object","description":"A timeline item. Every item carries every field; fields that do not apply to its type hold neutral values (audio fields of images and text: 0 dB, no fades; text, captions and style of media items: null; media_id of text and captions: null).","additionalProperties":false,"required":["item_id","track_id","type","media_id","from_seconds","duration_seconds","source_start_seconds","playback_rate","volume_db","audio_fade_in_seconds","audio_fade_out_seconds","audio_role","fit","transform","animation","transition","text","captions","style","layer"],"properties":{"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"media_id":{"type":["string","null"],"format":"uuid","description":"The editor media shown or played (video, image, audio items), else null.","maxLength":36},"from_seconds":{"type":"number","description":"Start on the project timeline.","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","description":"Visible/audible length on the timeline.","minimum":0.01,"maximum":14400},"source_start_seconds":{"type":"number","description":"Trim into the source media (0 for images, text and captions).","minimum":0,"maximum":86400},"playback_rate":{"type":"number","description":"Speed of the source (1 is normal).","minimum":0.25,"maximum":4},"volume_db":{"type":"number","description":"Gain in dB (0 unchanged, -60 silent).","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600},"audio_role":{"description":"Role of audio-bearing items (video and audio), else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/AudioRole"},{"type":"null"}]},"fit":{"$ref":"https://media-api.local/components#/$defs/Fit"},"transform":{"$ref":"https://media-api.local/components#/$defs/Transform"},"animation":{"description":"Enter/exit animations, or null when the item has none.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemAnimation"},{"type":"null"}]},"transition":{"description":"The transition into this item from a preceding one, or null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemTransition"},{"type":"null"}]},"text":{"type":["string","null"],"description":"Text of text items, else null.","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"captions":{"type":["array","null"],"description":"Cues of captions items, else null.","maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"description":"Style of text and captions items, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/TextStyle"},{"type":"null"}]},"layer":{"type":"integer","format":"int32","description":"Z-order in the frame; higher is in front (ties: the track with the higher order, then the later start, is in front). New text and captions go to a front layer (10 or above); media start at 0.","minimum":0,"maximum":100000}}};
-const schema289 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
-const schema292 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
-const schema293 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
-const schema294 = {"type":"object","description":"Placement of a visual item in the frame, in fractions of the frame size: left/top of the item's box (0,0 is the top-left corner of the frame), width/height of the box (1 is the full frame width/height), opacity 0 (invisible) to 1.","additionalProperties":false,"required":["left","top","width","height","opacity"],"properties":{"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
-const schema295 = {"type":"object","description":"The item's enter and exit animations (null when none).","additionalProperties":false,"required":["enter","exit"],"properties":{"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
-const schema296 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. direction applies to slide, swipe and float (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
-const schema297 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap"]};
+const schema286 = {"type":"object","description":"A timeline item. Every item carries every field; fields that do not apply to its type hold neutral values (audio fields of images and text: 0 dB, no fades; text, captions and style of media items: null; media_id of text and captions: null).","additionalProperties":false,"required":["item_id","track_id","type","media_id","from_seconds","duration_seconds","source_start_seconds","playback_rate","volume_db","audio_fade_in_seconds","audio_fade_out_seconds","audio_role","fit","transform","animation","transition","text","captions","style","layer"],"properties":{"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"type":{"$ref":"https://media-api.local/components#/$defs/EditorItemType"},"media_id":{"type":["string","null"],"format":"uuid","description":"The editor media shown or played (video, image, audio items), else null.","maxLength":36},"from_seconds":{"type":"number","description":"Start on the project timeline.","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","description":"Visible/audible length on the timeline.","minimum":0.01,"maximum":14400},"source_start_seconds":{"type":"number","description":"Trim into the source media (0 for images, text and captions).","minimum":0,"maximum":86400},"playback_rate":{"type":"number","description":"Speed of the source (1 is normal).","minimum":0.25,"maximum":4},"volume_db":{"type":"number","description":"Gain in dB (0 unchanged, -60 silent).","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600},"audio_role":{"description":"Role of audio-bearing items (video and audio), else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/AudioRole"},{"type":"null"}]},"fit":{"$ref":"https://media-api.local/components#/$defs/Fit"},"transform":{"$ref":"https://media-api.local/components#/$defs/Transform"},"animation":{"description":"Enter/exit animations, or null when the item has none.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemAnimation"},{"type":"null"}]},"transition":{"description":"The transition into this item from a preceding one, or null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/ItemTransition"},{"type":"null"}]},"text":{"type":["string","null"],"description":"Text of text items, else null.","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"captions":{"type":["array","null"],"description":"Cues of captions items, else null.","maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"description":"Style of text and captions items, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/TextStyle"},{"type":"null"}]},"layer":{"type":"integer","format":"int32","description":"Z-order in the frame; higher is in front (ties: the track with the higher order, then the later start, is in front). New text and captions go to a front layer (10 or above); media start at 0.","minimum":0,"maximum":100000}}};
+const schema287 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema290 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
+const schema291 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
+const schema292 = {"type":"object","description":"Placement of a visual item in the frame, in fractions of the frame size: left/top of the item's box (0,0 is the top-left corner of the frame), width/height of the box (1 is the full frame width/height), opacity 0 (invisible) to 1.","additionalProperties":false,"required":["left","top","width","height","opacity"],"properties":{"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
+const schema293 = {"type":"object","description":"The item's enter and exit animations (null when none).","additionalProperties":false,"required":["enter","exit"],"properties":{"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
+const schema294 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
+const schema295 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
 
-function validate446(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate442(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate446.evaluated;
+const evaluated0 = validate442.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32731,8 +32618,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema297.enum},message:"must be equal to one of the allowed values"};
+if(!(((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap")) || (data0 === "pan"))){
+const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema295.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -32790,7 +32677,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "left") || (data2 === "right")) || (data2 === "up")) || (data2 === "down"))){
-const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema296.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema294.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -32811,16 +32698,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate446.errors = vErrors;
+validate442.errors = vErrors;
 return errors === 0;
 }
-validate446.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate442.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate445(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate441(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate445.evaluated;
+const evaluated0 = validate441.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32866,8 +32753,8 @@ const _errs3 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs4 = errors;
-if(!(validate446(data0, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate446.errors : vErrors.concat(validate446.errors);
+if(!(validate442(data0, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate442.errors : vErrors.concat(validate442.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs4 === errors;
@@ -32925,8 +32812,8 @@ const _errs8 = errors;
 let valid2 = false;
 let passing1 = null;
 const _errs9 = errors;
-if(!(validate446(data1, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate446.errors : vErrors.concat(validate446.errors);
+if(!(validate442(data1, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate442.errors : vErrors.concat(validate442.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs9 === errors;
@@ -32989,17 +32876,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate445.errors = vErrors;
+validate441.errors = vErrors;
 return errors === 0;
 }
-validate445.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate441.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema298 = {"type":"object","description":"Set on the incoming item by apply_item_transition; it overlaps the outgoing item by overlap_seconds.","additionalProperties":false,"required":["from_item_id","overlap_seconds"],"properties":{"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10}}};
+const schema296 = {"type":"object","description":"Set on the incoming item by apply_item_transition; it overlaps the outgoing item by overlap_seconds.","additionalProperties":false,"required":["from_item_id","overlap_seconds"],"properties":{"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10}}};
 
-function validate450(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate446(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate450.evaluated;
+const evaluated0 = validate446.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33062,7 +32949,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern168.test(data0)){
+if(!pattern167.test(data0)){
 const err5 = {instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -33130,18 +33017,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate450.errors = vErrors;
+validate446.errors = vErrors;
 return errors === 0;
 }
-validate450.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate446.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema300 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
-const schema301 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
+const schema298 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
+const schema299 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
 
-function validate452(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate448(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate452.evaluated;
+const evaluated0 = validate448.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33670,20 +33557,20 @@ vErrors.push(err45);
 }
 errors++;
 }
-validate452.errors = vErrors;
+validate448.errors = vErrors;
 return errors === 0;
 }
-validate452.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate448.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema302 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
-const schema303 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
-const pattern176 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
-const pattern177 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
+const schema300 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
+const schema301 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
+const pattern175 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
+const pattern176 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
 
-function validate454(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate450(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate454.evaluated;
+const evaluated0 = validate450.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33692,7 +33579,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func10.call(schema302.properties, key0))){
+if(!(func10.call(schema300.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -33716,7 +33603,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!pattern176.test(data0)){
+if(!pattern175.test(data0)){
 const err2 = {instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -33842,7 +33729,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern177.test(data3)){
+if(!pattern176.test(data3)){
 const err13 = {instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -33877,7 +33764,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern177.test(data4)){
+if(!pattern176.test(data4)){
 const err16 = {instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -33912,7 +33799,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern177.test(data5)){
+if(!pattern176.test(data5)){
 const err19 = {instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -33982,7 +33869,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data7 === "left") || (data7 === "center")) || (data7 === "right"))){
-const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema302.properties.align.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema300.properties.align.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -34075,7 +33962,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern177.test(data10)){
+if(!pattern176.test(data10)){
 const err33 = {instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -34110,7 +33997,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((data11 === "none") || (data11 === "uppercase")) || (data11 === "lowercase")) || (data11 === "capitalize"))){
-const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema302.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema300.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -34131,16 +34018,16 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate454.errors = vErrors;
+validate450.errors = vErrors;
 return errors === 0;
 }
-validate454.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate450.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate444(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate440(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate444.evaluated;
+const evaluated0 = validate440.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34349,7 +34236,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema288.properties, key0))){
+if(!(func10.call(schema286.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -34383,7 +34270,7 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!pattern168.test(data0)){
+if(!pattern167.test(data0)){
 const err23 = {instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -34428,7 +34315,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern168.test(data1)){
+if(!pattern167.test(data1)){
 const err27 = {instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -34463,7 +34350,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((data2 === "video") || (data2 === "image")) || (data2 === "audio")) || (data2 === "text")) || (data2 === "captions"))){
-const err30 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema287.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorItemType/enum",keyword:"enum",params:{allowedValues: schema285.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34476,7 +34363,7 @@ errors++;
 if(data.media_id !== undefined){
 let data3 = data.media_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err31 = {instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: schema288.properties.media_id.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: schema286.properties.media_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -34770,7 +34657,7 @@ vErrors.push(err55);
 errors++;
 }
 if(!((((((data11 === "sound_effect") || (data11 === "music")) || (data11 === "voiceover")) || (data11 === "voice")) || (data11 === "source_video")) || (data11 === "audio"))){
-const err56 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema292.enum},message:"must be equal to one of the allowed values"};
+const err56 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema290.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -34841,7 +34728,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((((data12 === "cover") || (data12 === "contain")) || (data12 === "fill")) || (data12 === "none"))){
-const err60 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema293.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema291.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -35109,8 +34996,8 @@ const _errs52 = errors;
 let valid9 = false;
 let passing1 = null;
 const _errs53 = errors;
-if(!(validate445(data19, {instancePath:instancePath+"/animation",parentData:data,parentDataProperty:"animation",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate445.errors : vErrors.concat(validate445.errors);
+if(!(validate441(data19, {instancePath:instancePath+"/animation",parentData:data,parentDataProperty:"animation",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate441.errors : vErrors.concat(validate441.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs53 === errors;
@@ -35168,8 +35055,8 @@ const _errs57 = errors;
 let valid10 = false;
 let passing2 = null;
 const _errs58 = errors;
-if(!(validate450(data20, {instancePath:instancePath+"/transition",parentData:data,parentDataProperty:"transition",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
+if(!(validate446(data20, {instancePath:instancePath+"/transition",parentData:data,parentDataProperty:"transition",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate446.errors : vErrors.concat(validate446.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs58 === errors;
@@ -35224,7 +35111,7 @@ vErrors = null;
 if(data.text !== undefined){
 let data21 = data.text;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err87 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema288.properties.text.type},message:"must be string,null"};
+const err87 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: schema286.properties.text.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -35259,7 +35146,7 @@ errors++;
 if(data.captions !== undefined){
 let data22 = data.captions;
 if((!(Array.isArray(data22))) && (data22 !== null)){
-const err90 = {instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: schema288.properties.captions.type},message:"must be array,null"};
+const err90 = {instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: schema286.properties.captions.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -35281,8 +35168,8 @@ errors++;
 }
 const len0 = data22.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate452(data22[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate452.errors : vErrors.concat(validate452.errors);
+if(!(validate448(data22[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data22,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate448.errors : vErrors.concat(validate448.errors);
 errors = vErrors.length;
 }
 }
@@ -35294,8 +35181,8 @@ const _errs67 = errors;
 let valid13 = false;
 let passing3 = null;
 const _errs68 = errors;
-if(!(validate454(data24, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate454.errors : vErrors.concat(validate454.errors);
+if(!(validate450(data24, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate450.errors : vErrors.concat(validate450.errors);
 errors = vErrors.length;
 }
 var _valid3 = _errs68 === errors;
@@ -35403,16 +35290,16 @@ vErrors.push(err98);
 }
 errors++;
 }
-validate444.errors = vErrors;
+validate440.errors = vErrors;
 return errors === 0;
 }
-validate444.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate440.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate441(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate437(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate441.evaluated;
+const evaluated0 = validate437.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35571,7 +35458,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema283.properties, key0))){
+if(!(func10.call(schema281.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -35698,7 +35585,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "ready")){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema283.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema281.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -35721,7 +35608,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data4 === "9:16") || (data4 === "16:9")) || (data4 === "1:1")) || (data4 === "4:5"))){
-const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema284.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema282.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -35951,8 +35838,8 @@ errors++;
 }
 const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate442(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate442.errors : vErrors.concat(validate442.errors);
+if(!(validate438(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate438.errors : vErrors.concat(validate438.errors);
 errors = vErrors.length;
 }
 }
@@ -35983,8 +35870,8 @@ errors++;
 }
 const len1 = data12.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate444(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
+if(!(validate440(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
 errors = vErrors.length;
 }
 }
@@ -36117,7 +36004,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema307.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema305.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -36334,17 +36221,17 @@ vErrors.push(err79);
 }
 errors++;
 }
-validate441.errors = vErrors;
+validate437.errors = vErrors;
 return errors === 0;
 }
-validate441.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate437.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern182 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+const pattern181 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate440(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate436(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate440.evaluated;
+const evaluated0 = validate436.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36432,8 +36319,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate441(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate441.errors : vErrors.concat(validate441.errors);
+if(!(validate437(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate437.errors : vErrors.concat(validate437.errors);
 errors = vErrors.length;
 }
 }
@@ -36452,7 +36339,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data3 = data.next_cursor;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema282.properties.next_cursor.type},message:"must be string,null"};
+const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema280.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -36472,7 +36359,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern182.test(data3)){
+if(!pattern181.test(data3)){
 const err10 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -36495,34 +36382,250 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate440.errors = vErrors;
+validate436.errors = vErrors;
 return errors === 0;
 }
-validate440.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate436.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate439(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate435(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/listEditorVideos__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate439.evaluated;
+const evaluated0 = validate435.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate440(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
+if(!(validate436(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate436.errors : vErrors.concat(validate436.errors);
 errors = vErrors.length;
 }
-validate439.errors = vErrors;
+validate435.errors = vErrors;
 return errors === 0;
 }
-validate439.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate435.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__400 = validate459;
-const schema308 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__400"};
+exports.listEditorVideos__400 = validate455;
+const schema306 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__400"};
+
+function validate456(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate456.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate456.errors = vErrors;
+return errors === 0;
+}
+validate456.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate455(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate455.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate456(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate456.errors : vErrors.concat(validate456.errors);
+errors = vErrors.length;
+}
+validate455.errors = vErrors;
+return errors === 0;
+}
+validate455.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listEditorVideos__401 = validate459;
+const schema308 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__401"};
 
 function validate460(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -36718,7 +36821,7 @@ validate460.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate459(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__400" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate459.evaluated;
@@ -36737,8 +36840,8 @@ return errors === 0;
 }
 validate459.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__401 = validate463;
-const schema310 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__401"};
+exports.listEditorVideos__402 = validate463;
+const schema310 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__402"};
 
 function validate464(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -36934,7 +37037,7 @@ validate464.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate463(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__401" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate463.evaluated;
@@ -36953,8 +37056,8 @@ return errors === 0;
 }
 validate463.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__402 = validate467;
-const schema312 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__402"};
+exports.listEditorVideos__403 = validate467;
+const schema312 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__403"};
 
 function validate468(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37150,7 +37253,7 @@ validate468.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate467(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__402" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate467.evaluated;
@@ -37169,8 +37272,8 @@ return errors === 0;
 }
 validate467.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__403 = validate471;
-const schema314 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__403"};
+exports.listEditorVideos__429 = validate471;
+const schema314 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__429"};
 
 function validate472(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37366,7 +37469,7 @@ validate472.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate471(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__403" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate471.evaluated;
@@ -37385,8 +37488,8 @@ return errors === 0;
 }
 validate471.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__429 = validate475;
-const schema316 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__429"};
+exports.listEditorVideos__500 = validate475;
+const schema316 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__500"};
 
 function validate476(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37582,7 +37685,7 @@ validate476.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate475(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__429" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate475.evaluated;
@@ -37601,8 +37704,8 @@ return errors === 0;
 }
 validate475.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__500 = validate479;
-const schema318 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__500"};
+exports.listEditorVideos__503 = validate479;
+const schema318 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__503"};
 
 function validate480(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37798,7 +37901,7 @@ validate480.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate479(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__500" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorVideos__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate479.evaluated;
@@ -37817,229 +37920,13 @@ return errors === 0;
 }
 validate479.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorVideos__503 = validate483;
-const schema320 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorVideos__503"};
+exports.createEditorVideo__200 = validate483;
+const schema320 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/createEditorVideo__200"};
 
 function validate484(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate484.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate484.errors = vErrors;
-return errors === 0;
-}
-validate484.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate483(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorVideos__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate483.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate484(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate484.errors : vErrors.concat(validate484.errors);
-errors = vErrors.length;
-}
-validate483.errors = vErrors;
-return errors === 0;
-}
-validate483.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createEditorVideo__200 = validate487;
-const schema322 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/createEditorVideo__200"};
-
-function validate488(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate488.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38198,7 +38085,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema283.properties, key0))){
+if(!(func10.call(schema281.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -38325,7 +38212,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "ready")){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema283.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema281.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -38348,7 +38235,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data4 === "9:16") || (data4 === "16:9")) || (data4 === "1:1")) || (data4 === "4:5"))){
-const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema284.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema282.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -38578,8 +38465,8 @@ errors++;
 }
 const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate442(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate442.errors : vErrors.concat(validate442.errors);
+if(!(validate438(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate438.errors : vErrors.concat(validate438.errors);
 errors = vErrors.length;
 }
 }
@@ -38610,8 +38497,8 @@ errors++;
 }
 const len1 = data12.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate444(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
+if(!(validate440(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
 errors = vErrors.length;
 }
 }
@@ -38744,7 +38631,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema307.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema305.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -38961,34 +38848,250 @@ vErrors.push(err79);
 }
 errors++;
 }
-validate488.errors = vErrors;
+validate484.errors = vErrors;
 return errors === 0;
 }
-validate488.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate484.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate487(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate483(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/createEditorVideo__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate487.evaluated;
+const evaluated0 = validate483.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate488(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate488.errors : vErrors.concat(validate488.errors);
+if(!(validate484(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate484.errors : vErrors.concat(validate484.errors);
 errors = vErrors.length;
 }
-validate487.errors = vErrors;
+validate483.errors = vErrors;
 return errors === 0;
 }
-validate487.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate483.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__400 = validate492;
-const schema326 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__400"};
+exports.createEditorVideo__400 = validate488;
+const schema324 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__400"};
+
+function validate489(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate489.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate489.errors = vErrors;
+return errors === 0;
+}
+validate489.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate488(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate488.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate489(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate489.errors : vErrors.concat(validate489.errors);
+errors = vErrors.length;
+}
+validate488.errors = vErrors;
+return errors === 0;
+}
+validate488.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createEditorVideo__401 = validate492;
+const schema326 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__401"};
 
 function validate493(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39184,7 +39287,7 @@ validate493.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate492(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__400" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate492.evaluated;
@@ -39203,8 +39306,8 @@ return errors === 0;
 }
 validate492.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__401 = validate496;
-const schema328 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__401"};
+exports.createEditorVideo__402 = validate496;
+const schema328 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__402"};
 
 function validate497(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39400,7 +39503,7 @@ validate497.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate496(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__401" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate496.evaluated;
@@ -39419,8 +39522,8 @@ return errors === 0;
 }
 validate496.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__402 = validate500;
-const schema330 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__402"};
+exports.createEditorVideo__403 = validate500;
+const schema330 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__403"};
 
 function validate501(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39616,7 +39719,7 @@ validate501.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate500(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__402" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate500.evaluated;
@@ -39635,8 +39738,8 @@ return errors === 0;
 }
 validate500.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__403 = validate504;
-const schema332 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__403"};
+exports.createEditorVideo__413 = validate504;
+const schema332 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__413"};
 
 function validate505(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39832,7 +39935,7 @@ validate505.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate504(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__403" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate504.evaluated;
@@ -39851,8 +39954,8 @@ return errors === 0;
 }
 validate504.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__413 = validate508;
-const schema334 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__413"};
+exports.createEditorVideo__415 = validate508;
+const schema334 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__415"};
 
 function validate509(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40048,7 +40151,7 @@ validate509.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate508(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__413" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate508.evaluated;
@@ -40067,8 +40170,8 @@ return errors === 0;
 }
 validate508.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__415 = validate512;
-const schema336 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__415"};
+exports.createEditorVideo__429 = validate512;
+const schema336 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__429"};
 
 function validate513(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40264,7 +40367,7 @@ validate513.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate512(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__415" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate512.evaluated;
@@ -40283,8 +40386,8 @@ return errors === 0;
 }
 validate512.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__429 = validate516;
-const schema338 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__429"};
+exports.createEditorVideo__500 = validate516;
+const schema338 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__500"};
 
 function validate517(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40480,7 +40583,7 @@ validate517.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate516(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__429" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate516.evaluated;
@@ -40499,8 +40602,8 @@ return errors === 0;
 }
 validate516.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__500 = validate520;
-const schema340 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__500"};
+exports.createEditorVideo__503 = validate520;
+const schema340 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__503"};
 
 function validate521(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40696,7 +40799,7 @@ validate521.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate520(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__500" */;
+/*# sourceURL="https://media-api.local/components/response/createEditorVideo__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate520.evaluated;
@@ -40715,229 +40818,13 @@ return errors === 0;
 }
 validate520.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo__503 = validate524;
-const schema342 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createEditorVideo__503"};
+exports.getEditorVideo__200 = validate524;
+const schema342 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/getEditorVideo__200"};
 
 function validate525(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate525.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate525.errors = vErrors;
-return errors === 0;
-}
-validate525.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate524(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createEditorVideo__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate524.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate525(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate525.errors : vErrors.concat(validate525.errors);
-errors = vErrors.length;
-}
-validate524.errors = vErrors;
-return errors === 0;
-}
-validate524.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getEditorVideo__200 = validate528;
-const schema344 = {"$ref":"https://media-api.local/components#/$defs/EditorVideo","$id":"https://media-api.local/components/response/getEditorVideo__200"};
-
-function validate529(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate529.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41096,7 +40983,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema283.properties, key0))){
+if(!(func10.call(schema281.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -41223,7 +41110,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "ready")){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema283.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema281.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -41246,7 +41133,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!((((data4 === "9:16") || (data4 === "16:9")) || (data4 === "1:1")) || (data4 === "4:5"))){
-const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema284.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema282.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -41476,8 +41363,8 @@ errors++;
 }
 const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate442(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate442.errors : vErrors.concat(validate442.errors);
+if(!(validate438(data10[i0], {instancePath:instancePath+"/tracks/" + i0,parentData:data10,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate438.errors : vErrors.concat(validate438.errors);
 errors = vErrors.length;
 }
 }
@@ -41508,8 +41395,8 @@ errors++;
 }
 const len1 = data12.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate444(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
+if(!(validate440(data12[i1], {instancePath:instancePath+"/items/" + i1,parentData:data12,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
 errors = vErrors.length;
 }
 }
@@ -41642,7 +41529,7 @@ errors++;
 if(data15.instructions !== undefined){
 let data17 = data15.instructions;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema307.properties.instructions.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/edits/" + i2+"/instructions",schemaPath:"https://media-api.local/components#/$defs/EditorEditHistoryEntry/properties/instructions/type",keyword:"type",params:{type: schema305.properties.instructions.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -41859,34 +41746,250 @@ vErrors.push(err79);
 }
 errors++;
 }
-validate529.errors = vErrors;
+validate525.errors = vErrors;
 return errors === 0;
 }
-validate529.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate525.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate528(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate524(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getEditorVideo__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate528.evaluated;
+const evaluated0 = validate524.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate529(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate529.errors : vErrors.concat(validate529.errors);
+if(!(validate525(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate525.errors : vErrors.concat(validate525.errors);
 errors = vErrors.length;
 }
-validate528.errors = vErrors;
+validate524.errors = vErrors;
 return errors === 0;
 }
-validate528.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate524.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__400 = validate533;
-const schema348 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__400"};
+exports.getEditorVideo__400 = validate529;
+const schema346 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__400"};
+
+function validate530(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate530.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate530.errors = vErrors;
+return errors === 0;
+}
+validate530.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate529(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate529.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate530(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate530.errors : vErrors.concat(validate530.errors);
+errors = vErrors.length;
+}
+validate529.errors = vErrors;
+return errors === 0;
+}
+validate529.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getEditorVideo__401 = validate533;
+const schema348 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__401"};
 
 function validate534(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42082,7 +42185,7 @@ validate534.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate533(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__400" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate533.evaluated;
@@ -42101,8 +42204,8 @@ return errors === 0;
 }
 validate533.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__401 = validate537;
-const schema350 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__401"};
+exports.getEditorVideo__402 = validate537;
+const schema350 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__402"};
 
 function validate538(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42298,7 +42401,7 @@ validate538.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__401" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate537.evaluated;
@@ -42317,8 +42420,8 @@ return errors === 0;
 }
 validate537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__402 = validate541;
-const schema352 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__402"};
+exports.getEditorVideo__403 = validate541;
+const schema352 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__403"};
 
 function validate542(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42514,7 +42617,7 @@ validate542.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate541(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__402" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate541.evaluated;
@@ -42533,8 +42636,8 @@ return errors === 0;
 }
 validate541.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__403 = validate545;
-const schema354 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__403"};
+exports.getEditorVideo__404 = validate545;
+const schema354 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__404"};
 
 function validate546(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42730,7 +42833,7 @@ validate546.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate545(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__403" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate545.evaluated;
@@ -42749,8 +42852,8 @@ return errors === 0;
 }
 validate545.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__404 = validate549;
-const schema356 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__404"};
+exports.getEditorVideo__429 = validate549;
+const schema356 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__429"};
 
 function validate550(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42946,7 +43049,7 @@ validate550.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate549(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__404" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate549.evaluated;
@@ -42965,8 +43068,8 @@ return errors === 0;
 }
 validate549.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__429 = validate553;
-const schema358 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__429"};
+exports.getEditorVideo__500 = validate553;
+const schema358 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__500"};
 
 function validate554(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43162,7 +43265,7 @@ validate554.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate553(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__429" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate553.evaluated;
@@ -43181,8 +43284,8 @@ return errors === 0;
 }
 validate553.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__500 = validate557;
-const schema360 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__500"};
+exports.getEditorVideo__503 = validate557;
+const schema360 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__503"};
 
 function validate558(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43378,7 +43481,7 @@ validate558.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate557(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__500" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideo__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate557.evaluated;
@@ -43397,13 +43500,434 @@ return errors === 0;
 }
 validate557.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideo__503 = validate561;
-const schema362 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideo__503"};
+exports.applyEditorEdits__200 = validate561;
+const schema362 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEdits__200"};
+const schema363 = {"type":"object","description":"Result of PATCH /editor/videos/{id}.","additionalProperties":false,"required":["object","video","applied_operations","version"],"properties":{"object":{"type":"string","const":"editor_edit_result"},"video":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"},"applied_operations":{"type":"array","description":"One entry per operation, in request order.","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/AppliedEditOperation"}},"version":{"type":"integer","format":"int64","description":"The project's new version (also video.version).","minimum":1,"maximum":9007199254740991}}};
+const schema364 = {"type":"object","description":"What one operation did.","additionalProperties":false,"required":["index","type","item_ids"],"properties":{"index":{"type":"integer","format":"int32","description":"0-based position in the request's operations.","minimum":0,"maximum":99},"type":{"$ref":"https://media-api.local/components#/$defs/EditorOperationType"},"item_ids":{"type":"array","description":"Items created or changed (for split_item both halves; for add_* the new item).","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}}};
+const schema365 = {"type":"string","description":"The 19 edit operation types.","enum":["set_title","remove_item","set_item_timing","set_item_source","set_item_audio","set_audio_levels","set_item_animation","apply_item_transition","split_item","set_item_transform","move_item_to_track","set_item_layer_order","add_text","update_text","add_captions","update_captions","add_sound_effect","add_voiceover","generate_captions_from_items"]};
+
+function validate564(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate564.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.index === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.type === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.item_ids === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item_ids"},message:"must have required property '"+"item_ids"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "index") || (key0 === "type")) || (key0 === "item_ids"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data0 = data.index;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err4 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 99 || isNaN(data0)){
+const err5 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99},message:"must be <= 99"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0 < 0 || isNaN(data0)){
+const err6 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(formats6.validate(data0))){
+const err7 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+if(data.type !== undefined){
+let data1 = data.type;
+if(typeof data1 !== "string"){
+const err8 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!(((((((((((((((((((data1 === "set_title") || (data1 === "remove_item")) || (data1 === "set_item_timing")) || (data1 === "set_item_source")) || (data1 === "set_item_audio")) || (data1 === "set_audio_levels")) || (data1 === "set_item_animation")) || (data1 === "apply_item_transition")) || (data1 === "split_item")) || (data1 === "set_item_transform")) || (data1 === "move_item_to_track")) || (data1 === "set_item_layer_order")) || (data1 === "add_text")) || (data1 === "update_text")) || (data1 === "add_captions")) || (data1 === "update_captions")) || (data1 === "add_sound_effect")) || (data1 === "add_voiceover")) || (data1 === "generate_captions_from_items"))){
+const err9 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/enum",keyword:"enum",params:{allowedValues: schema365.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.item_ids !== undefined){
+let data2 = data.item_ids;
+if(Array.isArray(data2)){
+if(data2.length > 2000){
+const err10 = {instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(func1(data3) > 64){
+const err11 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err12 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!pattern167.test(data3)){
+const err13 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate564.errors = vErrors;
+return errors === 0;
+}
+validate564.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate562(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate562.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.video === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video"},message:"must have required property '"+"video"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.applied_operations === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "applied_operations"},message:"must have required property '"+"applied_operations"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.version === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "object") || (key0 === "video")) || (key0 === "applied_operations")) || (key0 === "version"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if("editor_edit_result" !== data0){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_edit_result"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.video !== undefined){
+if(!(validate437(data.video, {instancePath:instancePath+"/video",parentData:data,parentDataProperty:"video",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate437.errors : vErrors.concat(validate437.errors);
+errors = vErrors.length;
+}
+}
+if(data.applied_operations !== undefined){
+let data2 = data.applied_operations;
+if(Array.isArray(data2)){
+if(data2.length > 100){
+const err7 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate564(data2[i0], {instancePath:instancePath+"/applied_operations/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate564.errors : vErrors.concat(validate564.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.version !== undefined){
+let data4 = data.version;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate562.errors = vErrors;
+return errors === 0;
+}
+validate562.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate561(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate561.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate562(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate562.errors : vErrors.concat(validate562.errors);
+errors = vErrors.length;
+}
+validate561.errors = vErrors;
+return errors === 0;
+}
+validate561.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.applyEditorEdits__400 = validate567;
+const schema367 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
+
+function validate568(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate568.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43587,455 +44111,34 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate562.errors = vErrors;
-return errors === 0;
-}
-validate562.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate561(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideo__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate561.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate562(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate562.errors : vErrors.concat(validate562.errors);
-errors = vErrors.length;
-}
-validate561.errors = vErrors;
-return errors === 0;
-}
-validate561.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEdits__200 = validate565;
-const schema364 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEdits__200"};
-const schema365 = {"type":"object","description":"Result of PATCH /editor/videos/{id}.","additionalProperties":false,"required":["object","video","applied_operations","version"],"properties":{"object":{"type":"string","const":"editor_edit_result"},"video":{"$ref":"https://media-api.local/components#/$defs/EditorVideo"},"applied_operations":{"type":"array","description":"One entry per operation, in request order.","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/AppliedEditOperation"}},"version":{"type":"integer","format":"int64","description":"The project's new version (also video.version).","minimum":1,"maximum":9007199254740991}}};
-const schema366 = {"type":"object","description":"What one operation did.","additionalProperties":false,"required":["index","type","item_ids"],"properties":{"index":{"type":"integer","format":"int32","description":"0-based position in the request's operations.","minimum":0,"maximum":99},"type":{"$ref":"https://media-api.local/components#/$defs/EditorOperationType"},"item_ids":{"type":"array","description":"Items created or changed (for split_item both halves; for add_* the new item).","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}}};
-const schema367 = {"type":"string","description":"The 19 edit operation types.","enum":["set_title","remove_item","set_item_timing","set_item_source","set_item_audio","set_audio_levels","set_item_animation","apply_item_transition","split_item","set_item_transform","move_item_to_track","set_item_layer_order","add_text","update_text","add_captions","update_captions","add_sound_effect","add_voiceover","generate_captions_from_items"]};
-
-function validate568(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate568.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.index === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.type === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.item_ids === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item_ids"},message:"must have required property '"+"item_ids"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((key0 === "index") || (key0 === "type")) || (key0 === "item_ids"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.index !== undefined){
-let data0 = data.index;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err4 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 99 || isNaN(data0)){
-const err5 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99},message:"must be <= 99"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data0 < 0 || isNaN(data0)){
-const err6 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(!(formats6.validate(data0))){
-const err7 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-if(data.type !== undefined){
-let data1 = data.type;
-if(typeof data1 !== "string"){
-const err8 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(!(((((((((((((((((((data1 === "set_title") || (data1 === "remove_item")) || (data1 === "set_item_timing")) || (data1 === "set_item_source")) || (data1 === "set_item_audio")) || (data1 === "set_audio_levels")) || (data1 === "set_item_animation")) || (data1 === "apply_item_transition")) || (data1 === "split_item")) || (data1 === "set_item_transform")) || (data1 === "move_item_to_track")) || (data1 === "set_item_layer_order")) || (data1 === "add_text")) || (data1 === "update_text")) || (data1 === "add_captions")) || (data1 === "update_captions")) || (data1 === "add_sound_effect")) || (data1 === "add_voiceover")) || (data1 === "generate_captions_from_items"))){
-const err9 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/EditorOperationType/enum",keyword:"enum",params:{allowedValues: schema367.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data.item_ids !== undefined){
-let data2 = data.item_ids;
-if(Array.isArray(data2)){
-if(data2.length > 2000){
-const err10 = {instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-if(typeof data3 === "string"){
-if(func1(data3) > 64){
-const err11 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(func1(data3) < 1){
-const err12 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(!pattern168.test(data3)){
-const err13 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-}
-else {
-const err15 = {instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-}
-else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
 validate568.errors = vErrors;
 return errors === 0;
 }
 validate568.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate566(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate567(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__400" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate566.evaluated;
+const evaluated0 = validate567.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.video === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video"},message:"must have required property '"+"video"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.applied_operations === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "applied_operations"},message:"must have required property '"+"applied_operations"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.version === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((((key0 === "object") || (key0 === "video")) || (key0 === "applied_operations")) || (key0 === "version"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if("editor_edit_result" !== data0){
-const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_edit_result"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data.video !== undefined){
-if(!(validate441(data.video, {instancePath:instancePath+"/video",parentData:data,parentDataProperty:"video",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate441.errors : vErrors.concat(validate441.errors);
-errors = vErrors.length;
-}
-}
-if(data.applied_operations !== undefined){
-let data2 = data.applied_operations;
-if(Array.isArray(data2)){
-if(data2.length > 100){
-const err7 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate568(data2[i0], {instancePath:instancePath+"/applied_operations/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+if(!(validate568(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate568.errors : vErrors.concat(validate568.errors);
 errors = vErrors.length;
 }
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.version !== undefined){
-let data4 = data.version;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err9 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-const err10 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data4 < 1 || isNaN(data4)){
-const err11 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats18.validate(data4))){
-const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-validate566.errors = vErrors;
+validate567.errors = vErrors;
 return errors === 0;
 }
-validate566.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate567.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate565(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate565.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate566(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate566.errors : vErrors.concat(validate566.errors);
-errors = vErrors.length;
-}
-validate565.errors = vErrors;
-return errors === 0;
-}
-validate565.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEdits__400 = validate571;
-const schema369 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__400"};
+exports.applyEditorEdits__401 = validate571;
+const schema369 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
 
 function validate572(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44231,7 +44334,7 @@ validate572.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate571(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__400" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate571.evaluated;
@@ -44250,8 +44353,8 @@ return errors === 0;
 }
 validate571.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__401 = validate575;
-const schema371 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__401"};
+exports.applyEditorEdits__402 = validate575;
+const schema371 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
 
 function validate576(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44447,7 +44550,7 @@ validate576.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate575(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__401" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate575.evaluated;
@@ -44466,8 +44569,8 @@ return errors === 0;
 }
 validate575.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__402 = validate579;
-const schema373 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__402"};
+exports.applyEditorEdits__403 = validate579;
+const schema373 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
 
 function validate580(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44663,7 +44766,7 @@ validate580.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate579(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__402" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate579.evaluated;
@@ -44682,8 +44785,8 @@ return errors === 0;
 }
 validate579.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__403 = validate583;
-const schema375 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__403"};
+exports.applyEditorEdits__404 = validate583;
+const schema375 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
 
 function validate584(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44879,7 +44982,7 @@ validate584.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate583(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__403" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate583.evaluated;
@@ -44898,8 +45001,8 @@ return errors === 0;
 }
 validate583.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__404 = validate587;
-const schema377 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__404"};
+exports.applyEditorEdits__413 = validate587;
+const schema377 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
 
 function validate588(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45095,7 +45198,7 @@ validate588.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate587(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__404" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate587.evaluated;
@@ -45114,8 +45217,8 @@ return errors === 0;
 }
 validate587.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__413 = validate591;
-const schema379 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__413"};
+exports.applyEditorEdits__415 = validate591;
+const schema379 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
 
 function validate592(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45311,7 +45414,7 @@ validate592.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate591(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__413" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate591.evaluated;
@@ -45330,8 +45433,8 @@ return errors === 0;
 }
 validate591.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__415 = validate595;
-const schema381 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__415"};
+exports.applyEditorEdits__429 = validate595;
+const schema381 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
 
 function validate596(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45527,7 +45630,7 @@ validate596.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate595(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__415" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate595.evaluated;
@@ -45546,8 +45649,8 @@ return errors === 0;
 }
 validate595.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__429 = validate599;
-const schema383 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__429"};
+exports.applyEditorEdits__500 = validate599;
+const schema383 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
 
 function validate600(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45743,7 +45846,7 @@ validate600.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate599(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__429" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate599.evaluated;
@@ -45762,8 +45865,8 @@ return errors === 0;
 }
 validate599.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__500 = validate603;
-const schema385 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__500"};
+exports.applyEditorEdits__503 = validate603;
+const schema385 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__503"};
 
 function validate604(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45959,7 +46062,7 @@ validate604.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate603(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__500" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate603.evaluated;
@@ -45978,13 +46081,222 @@ return errors === 0;
 }
 validate603.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits__503 = validate607;
-const schema387 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEdits__503"};
+exports.applyEditorEditsViaPost__200 = validate607;
+const schema387 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__200"};
 
 function validate608(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate608.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.video === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video"},message:"must have required property '"+"video"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.applied_operations === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "applied_operations"},message:"must have required property '"+"applied_operations"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.version === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "object") || (key0 === "video")) || (key0 === "applied_operations")) || (key0 === "version"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if("editor_edit_result" !== data0){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_edit_result"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.video !== undefined){
+if(!(validate437(data.video, {instancePath:instancePath+"/video",parentData:data,parentDataProperty:"video",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate437.errors : vErrors.concat(validate437.errors);
+errors = vErrors.length;
+}
+}
+if(data.applied_operations !== undefined){
+let data2 = data.applied_operations;
+if(Array.isArray(data2)){
+if(data2.length > 100){
+const err7 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate564(data2[i0], {instancePath:instancePath+"/applied_operations/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate564.errors : vErrors.concat(validate564.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.version !== undefined){
+let data4 = data.version;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate608.errors = vErrors;
+return errors === 0;
+}
+validate608.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate607(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate607.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate608(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate608.errors : vErrors.concat(validate608.errors);
+errors = vErrors.length;
+}
+validate607.errors = vErrors;
+return errors === 0;
+}
+validate607.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.applyEditorEditsViaPost__400 = validate612;
+const schema389 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
+
+function validate613(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate613.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46168,36 +46480,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate608.errors = vErrors;
+validate613.errors = vErrors;
 return errors === 0;
 }
-validate608.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate613.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate607(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEdits__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate607.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate608(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate608.errors : vErrors.concat(validate608.errors);
-errors = vErrors.length;
-}
-validate607.errors = vErrors;
-return errors === 0;
-}
-validate607.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEditsViaPost__200 = validate611;
-const schema389 = {"$ref":"https://media-api.local/components#/$defs/EditorEditResult","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__200"};
 
 function validate612(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate612.evaluated;
@@ -46207,204 +46497,17 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.video === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video"},message:"must have required property '"+"video"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.applied_operations === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "applied_operations"},message:"must have required property '"+"applied_operations"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.version === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((((key0 === "object") || (key0 === "video")) || (key0 === "applied_operations")) || (key0 === "version"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if("editor_edit_result" !== data0){
-const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_edit_result"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data.video !== undefined){
-if(!(validate441(data.video, {instancePath:instancePath+"/video",parentData:data,parentDataProperty:"video",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate441.errors : vErrors.concat(validate441.errors);
+if(!(validate613(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate613.errors : vErrors.concat(validate613.errors);
 errors = vErrors.length;
-}
-}
-if(data.applied_operations !== undefined){
-let data2 = data.applied_operations;
-if(Array.isArray(data2)){
-if(data2.length > 100){
-const err7 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate568(data2[i0], {instancePath:instancePath+"/applied_operations/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate568.errors : vErrors.concat(validate568.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/applied_operations",schemaPath:"#/properties/applied_operations/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.version !== undefined){
-let data4 = data.version;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err9 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-const err10 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data4 < 1 || isNaN(data4)){
-const err11 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(formats18.validate(data4))){
-const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
 }
 validate612.errors = vErrors;
 return errors === 0;
 }
 validate612.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate611(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate611.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate612(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate612.errors : vErrors.concat(validate612.errors);
-errors = vErrors.length;
-}
-validate611.errors = vErrors;
-return errors === 0;
-}
-validate611.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.applyEditorEditsViaPost__400 = validate616;
-const schema391 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__400"};
+exports.applyEditorEditsViaPost__401 = validate616;
+const schema391 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
 
 function validate617(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46600,7 +46703,7 @@ validate617.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate616(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__400" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate616.evaluated;
@@ -46619,8 +46722,8 @@ return errors === 0;
 }
 validate616.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__401 = validate620;
-const schema393 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__401"};
+exports.applyEditorEditsViaPost__402 = validate620;
+const schema393 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
 
 function validate621(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -46816,7 +46919,7 @@ validate621.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate620(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__401" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate620.evaluated;
@@ -46835,8 +46938,8 @@ return errors === 0;
 }
 validate620.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__402 = validate624;
-const schema395 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__402"};
+exports.applyEditorEditsViaPost__403 = validate624;
+const schema395 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
 
 function validate625(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47032,7 +47135,7 @@ validate625.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate624(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__402" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate624.evaluated;
@@ -47051,8 +47154,8 @@ return errors === 0;
 }
 validate624.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__403 = validate628;
-const schema397 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__403"};
+exports.applyEditorEditsViaPost__404 = validate628;
+const schema397 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
 
 function validate629(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47248,7 +47351,7 @@ validate629.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate628(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__403" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate628.evaluated;
@@ -47267,8 +47370,8 @@ return errors === 0;
 }
 validate628.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__404 = validate632;
-const schema399 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__404"};
+exports.applyEditorEditsViaPost__413 = validate632;
+const schema399 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
 
 function validate633(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47464,7 +47567,7 @@ validate633.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate632(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__404" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate632.evaluated;
@@ -47483,8 +47586,8 @@ return errors === 0;
 }
 validate632.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__413 = validate636;
-const schema401 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__413"};
+exports.applyEditorEditsViaPost__415 = validate636;
+const schema401 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
 
 function validate637(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47680,7 +47783,7 @@ validate637.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate636(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__413" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate636.evaluated;
@@ -47699,8 +47802,8 @@ return errors === 0;
 }
 validate636.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__415 = validate640;
-const schema403 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__415"};
+exports.applyEditorEditsViaPost__429 = validate640;
+const schema403 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
 
 function validate641(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -47896,7 +47999,7 @@ validate641.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate640(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__415" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate640.evaluated;
@@ -47915,8 +48018,8 @@ return errors === 0;
 }
 validate640.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__429 = validate644;
-const schema405 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__429"};
+exports.applyEditorEditsViaPost__500 = validate644;
+const schema405 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
 
 function validate645(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48112,7 +48215,7 @@ validate645.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate644(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__429" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate644.evaluated;
@@ -48131,8 +48234,8 @@ return errors === 0;
 }
 validate644.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__500 = validate648;
-const schema407 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__500"};
+exports.applyEditorEditsViaPost__503 = validate648;
+const schema407 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__503"};
 
 function validate649(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48328,7 +48431,7 @@ validate649.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate648(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__500" */;
+/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate648.evaluated;
@@ -48347,13 +48450,252 @@ return errors === 0;
 }
 validate648.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost__503 = validate652;
-const schema409 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/applyEditorEditsViaPost__503"};
+exports.addEditorMedia__200 = validate652;
+const schema409 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaAddition","$id":"https://media-api.local/components/response/addEditorMedia__200"};
+const schema410 = {"type":"object","description":"Result of POST /editor/videos/{id}/media.","additionalProperties":false,"required":["object","video_id","item","track","version"],"properties":{"object":{"type":"string","const":"editor_media_addition"},"video_id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"item":{"$ref":"https://media-api.local/components#/$defs/EditorItem"},"track":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"},"version":{"type":"integer","format":"int64","description":"The project's new version.","minimum":1,"maximum":9007199254740991}}};
 
 function validate653(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate653.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.video_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.item === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.track === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "track"},message:"must have required property '"+"track"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.version === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "video_id")) || (key0 === "item")) || (key0 === "track")) || (key0 === "version"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if("editor_media_addition" !== data0){
+const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_addition"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.video_id !== undefined){
+let data1 = data.video_id;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err8 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+const err9 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data1 < 1 || isNaN(data1)){
+const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(formats18.validate(data1))){
+const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.item !== undefined){
+if(!(validate440(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
+errors = vErrors.length;
+}
+}
+if(data.track !== undefined){
+if(!(validate438(data.track, {instancePath:instancePath+"/track",parentData:data,parentDataProperty:"track",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate438.errors : vErrors.concat(validate438.errors);
+errors = vErrors.length;
+}
+}
+if(data.version !== undefined){
+let data4 = data.version;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate653.errors = vErrors;
+return errors === 0;
+}
+validate653.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate652(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate652.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate653(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate653.errors : vErrors.concat(validate653.errors);
+errors = vErrors.length;
+}
+validate652.errors = vErrors;
+return errors === 0;
+}
+validate652.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.addEditorMedia__400 = validate657;
+const schema411 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__400"};
+
+function validate658(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate658.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48537,37 +48879,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate653.errors = vErrors;
+validate658.errors = vErrors;
 return errors === 0;
 }
-validate653.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate658.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate652(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/applyEditorEditsViaPost__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate652.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate653(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate653.errors : vErrors.concat(validate653.errors);
-errors = vErrors.length;
-}
-validate652.errors = vErrors;
-return errors === 0;
-}
-validate652.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.addEditorMedia__200 = validate656;
-const schema411 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaAddition","$id":"https://media-api.local/components/response/addEditorMedia__200"};
-const schema412 = {"type":"object","description":"Result of POST /editor/videos/{id}/media.","additionalProperties":false,"required":["object","video_id","item","track","version"],"properties":{"object":{"type":"string","const":"editor_media_addition"},"video_id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"item":{"$ref":"https://media-api.local/components#/$defs/EditorItem"},"track":{"$ref":"https://media-api.local/components#/$defs/EditorTrack"},"version":{"type":"integer","format":"int64","description":"The project's new version.","minimum":1,"maximum":9007199254740991}}};
 
 function validate657(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate657.evaluated;
@@ -48577,233 +48896,17 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.video_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.item === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.track === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "track"},message:"must have required property '"+"track"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.version === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((((key0 === "object") || (key0 === "video_id")) || (key0 === "item")) || (key0 === "track")) || (key0 === "version"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if("editor_media_addition" !== data0){
-const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_addition"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.video_id !== undefined){
-let data1 = data.video_id;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err8 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-const err9 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data1 < 1 || isNaN(data1)){
-const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(!(formats18.validate(data1))){
-const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-}
-if(data.item !== undefined){
-if(!(validate444(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
+if(!(validate658(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate658.errors : vErrors.concat(validate658.errors);
 errors = vErrors.length;
-}
-}
-if(data.track !== undefined){
-if(!(validate442(data.track, {instancePath:instancePath+"/track",parentData:data,parentDataProperty:"track",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate442.errors : vErrors.concat(validate442.errors);
-errors = vErrors.length;
-}
-}
-if(data.version !== undefined){
-let data4 = data.version;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err12 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-const err13 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-if(data4 < 1 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(!(formats18.validate(data4))){
-const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
 }
 validate657.errors = vErrors;
 return errors === 0;
 }
 validate657.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate656(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate656.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate657(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate657.errors : vErrors.concat(validate657.errors);
-errors = vErrors.length;
-}
-validate656.errors = vErrors;
-return errors === 0;
-}
-validate656.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.addEditorMedia__400 = validate661;
-const schema413 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__400"};
+exports.addEditorMedia__401 = validate661;
+const schema413 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__401"};
 
 function validate662(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -48999,7 +49102,7 @@ validate662.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate661(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__400" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate661.evaluated;
@@ -49018,8 +49121,8 @@ return errors === 0;
 }
 validate661.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__401 = validate665;
-const schema415 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__401"};
+exports.addEditorMedia__402 = validate665;
+const schema415 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__402"};
 
 function validate666(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49215,7 +49318,7 @@ validate666.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate665(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__401" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate665.evaluated;
@@ -49234,8 +49337,8 @@ return errors === 0;
 }
 validate665.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__402 = validate669;
-const schema417 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__402"};
+exports.addEditorMedia__403 = validate669;
+const schema417 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__403"};
 
 function validate670(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49431,7 +49534,7 @@ validate670.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate669(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__402" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate669.evaluated;
@@ -49450,8 +49553,8 @@ return errors === 0;
 }
 validate669.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__403 = validate673;
-const schema419 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__403"};
+exports.addEditorMedia__404 = validate673;
+const schema419 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__404"};
 
 function validate674(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49647,7 +49750,7 @@ validate674.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate673(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__403" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate673.evaluated;
@@ -49666,8 +49769,8 @@ return errors === 0;
 }
 validate673.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__404 = validate677;
-const schema421 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__404"};
+exports.addEditorMedia__413 = validate677;
+const schema421 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__413"};
 
 function validate678(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -49863,7 +49966,7 @@ validate678.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate677(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__404" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate677.evaluated;
@@ -49882,8 +49985,8 @@ return errors === 0;
 }
 validate677.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__413 = validate681;
-const schema423 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__413"};
+exports.addEditorMedia__415 = validate681;
+const schema423 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__415"};
 
 function validate682(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50079,7 +50182,7 @@ validate682.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate681(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__413" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate681.evaluated;
@@ -50098,8 +50201,8 @@ return errors === 0;
 }
 validate681.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__415 = validate685;
-const schema425 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__415"};
+exports.addEditorMedia__429 = validate685;
+const schema425 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__429"};
 
 function validate686(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50295,7 +50398,7 @@ validate686.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate685(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__415" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate685.evaluated;
@@ -50314,8 +50417,8 @@ return errors === 0;
 }
 validate685.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__429 = validate689;
-const schema427 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__429"};
+exports.addEditorMedia__500 = validate689;
+const schema427 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__500"};
 
 function validate690(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50511,7 +50614,7 @@ validate690.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate689(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__429" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate689.evaluated;
@@ -50530,8 +50633,8 @@ return errors === 0;
 }
 validate689.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__500 = validate693;
-const schema429 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__500"};
+exports.addEditorMedia__503 = validate693;
+const schema429 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__503"};
 
 function validate694(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -50727,7 +50830,7 @@ validate694.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate693(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__500" */;
+/*# sourceURL="https://media-api.local/components/response/addEditorMedia__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate693.evaluated;
@@ -50746,230 +50849,14 @@ return errors === 0;
 }
 validate693.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia__503 = validate697;
-const schema431 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/addEditorMedia__503"};
+exports.exportEditorVideo__200 = validate697;
+const schema431 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/exportEditorVideo__200"};
+const schema432 = {"type":"object","description":"A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set); queued or rendering → canceled (DELETE /editor/videos/{id}/exports/{export_id}). url is a signed, expiring link, present only when completed.","additionalProperties":false,"required":["object","id","video_id","version","status","progress","quality","width","height","fps","duration_seconds","url","size_bytes","error","created_at","updated_at","completed_at"],"properties":{"object":{"type":"string","const":"editor_export"},"id":{"type":"string","format":"uuid","description":"Passed as export_id.","maxLength":36},"video_id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"version":{"type":"integer","format":"int64","description":"The project version this export renders.","minimum":1,"maximum":9007199254740991},"status":{"type":"string","enum":["queued","rendering","completed","failed","canceled"]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed).","minimum":0,"maximum":100},"quality":{"type":"string","enum":["draft","standard","high"]},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","description":"Length of the MP4 (the end of the project's last item).","minimum":0,"maximum":14400},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4 (video/mp4); only when completed, else null.","maxLength":4096},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 once completed, else null.","minimum":0,"maximum":9007199254740991},"error":{"description":"Structured failure details when status is failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"completed_at":{"type":["string","null"],"format":"date-time","maxLength":40}}};
 
 function validate698(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate698.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate698.errors = vErrors;
-return errors === 0;
-}
-validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate697(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/addEditorMedia__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate697.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate698(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate698.errors : vErrors.concat(validate698.errors);
-errors = vErrors.length;
-}
-validate697.errors = vErrors;
-return errors === 0;
-}
-validate697.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.exportEditorVideo__200 = validate701;
-const schema433 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/exportEditorVideo__200"};
-const schema434 = {"type":"object","description":"A render of an editor video version to MP4. queued → rendering → completed (url set) or failed (error set); queued or rendering → canceled (DELETE /editor/videos/{id}/exports/{export_id}). url is a signed, expiring link, present only when completed.","additionalProperties":false,"required":["object","id","video_id","version","status","progress","quality","width","height","fps","duration_seconds","url","size_bytes","error","created_at","updated_at","completed_at"],"properties":{"object":{"type":"string","const":"editor_export"},"id":{"type":"string","format":"uuid","description":"Passed as export_id.","maxLength":36},"video_id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991},"version":{"type":"integer","format":"int64","description":"The project version this export renders.","minimum":1,"maximum":9007199254740991},"status":{"type":"string","enum":["queued","rendering","completed","failed","canceled"]},"progress":{"type":"integer","format":"int32","description":"Percent done, 0 to 100 (100 when completed).","minimum":0,"maximum":100},"quality":{"type":"string","enum":["draft","standard","high"]},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096},"fps":{"type":"number","minimum":1,"maximum":60},"duration_seconds":{"type":"number","description":"Length of the MP4 (the end of the project's last item).","minimum":0,"maximum":14400},"url":{"type":["string","null"],"format":"uri","description":"Signed, expiring URL of the MP4 (video/mp4); only when completed, else null.","maxLength":4096},"size_bytes":{"type":["integer","null"],"format":"int64","description":"Size of the MP4 once completed, else null.","minimum":0,"maximum":9007199254740991},"error":{"description":"Structured failure details when status is failed, else null.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"completed_at":{"type":["string","null"],"format":"date-time","maxLength":40}}};
-
-function validate702(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate702.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51148,7 +51035,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema434.properties, key0))){
+if(!(func10.call(schema432.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -51320,7 +51207,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema434.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema432.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -51388,7 +51275,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema434.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema432.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -51561,7 +51448,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema434.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema432.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -51596,7 +51483,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema434.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema432.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -51937,7 +51824,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema434.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema432.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -51980,14 +51867,36 @@ vErrors.push(err86);
 }
 errors++;
 }
-validate702.errors = vErrors;
+validate698.errors = vErrors;
 return errors === 0;
 }
-validate702.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate698.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate697(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate697.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate698(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate698.errors : vErrors.concat(validate698.errors);
+errors = vErrors.length;
+}
+validate697.errors = vErrors;
+return errors === 0;
+}
+validate697.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.exportEditorVideo__400 = validate700;
+const schema434 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
 
 function validate701(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate701.evaluated;
@@ -51997,17 +51906,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate702(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate702.errors : vErrors.concat(validate702.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate701.errors = vErrors;
 return errors === 0;
 }
 validate701.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__400 = validate704;
-const schema436 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__400"};
+
+function validate700(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate700.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate701(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate701.errors : vErrors.concat(validate701.errors);
+errors = vErrors.length;
+}
+validate700.errors = vErrors;
+return errors === 0;
+}
+validate700.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.exportEditorVideo__401 = validate704;
+const schema436 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
 
 function validate705(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52203,7 +52306,7 @@ validate705.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate704(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__400" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate704.evaluated;
@@ -52222,8 +52325,8 @@ return errors === 0;
 }
 validate704.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__401 = validate708;
-const schema438 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__401"};
+exports.exportEditorVideo__402 = validate708;
+const schema438 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
 
 function validate709(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52419,7 +52522,7 @@ validate709.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate708(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__401" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate708.evaluated;
@@ -52438,8 +52541,8 @@ return errors === 0;
 }
 validate708.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__402 = validate712;
-const schema440 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__402"};
+exports.exportEditorVideo__403 = validate712;
+const schema440 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
 
 function validate713(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52635,7 +52738,7 @@ validate713.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate712(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__402" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate712.evaluated;
@@ -52654,8 +52757,8 @@ return errors === 0;
 }
 validate712.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__403 = validate716;
-const schema442 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__403"};
+exports.exportEditorVideo__404 = validate716;
+const schema442 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
 
 function validate717(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -52851,7 +52954,7 @@ validate717.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate716(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__403" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate716.evaluated;
@@ -52870,8 +52973,8 @@ return errors === 0;
 }
 validate716.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__404 = validate720;
-const schema444 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__404"};
+exports.exportEditorVideo__413 = validate720;
+const schema444 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
 
 function validate721(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53067,7 +53170,7 @@ validate721.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate720(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__404" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate720.evaluated;
@@ -53086,8 +53189,8 @@ return errors === 0;
 }
 validate720.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__413 = validate724;
-const schema446 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__413"};
+exports.exportEditorVideo__415 = validate724;
+const schema446 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
 
 function validate725(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53283,7 +53386,7 @@ validate725.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate724(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__413" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate724.evaluated;
@@ -53302,8 +53405,8 @@ return errors === 0;
 }
 validate724.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__415 = validate728;
-const schema448 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__415"};
+exports.exportEditorVideo__429 = validate728;
+const schema448 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
 
 function validate729(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53499,7 +53602,7 @@ validate729.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate728(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__415" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate728.evaluated;
@@ -53518,8 +53621,8 @@ return errors === 0;
 }
 validate728.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__429 = validate732;
-const schema450 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__429"};
+exports.exportEditorVideo__500 = validate732;
+const schema450 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
 
 function validate733(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53715,7 +53818,7 @@ validate733.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate732(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__429" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate732.evaluated;
@@ -53734,8 +53837,8 @@ return errors === 0;
 }
 validate732.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__500 = validate736;
-const schema452 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__500"};
+exports.exportEditorVideo__503 = validate736;
+const schema452 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__503"};
 
 function validate737(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -53931,7 +54034,7 @@ validate737.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate736(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__500" */;
+/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate736.evaluated;
@@ -53950,229 +54053,13 @@ return errors === 0;
 }
 validate736.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo__503 = validate740;
-const schema454 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/exportEditorVideo__503"};
+exports.getEditorVideoExport__200 = validate740;
+const schema454 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/getEditorVideoExport__200"};
 
 function validate741(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate741.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate741.errors = vErrors;
-return errors === 0;
-}
-validate741.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate740(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/exportEditorVideo__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate740.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate741(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate741.errors : vErrors.concat(validate741.errors);
-errors = vErrors.length;
-}
-validate740.errors = vErrors;
-return errors === 0;
-}
-validate740.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getEditorVideoExport__200 = validate744;
-const schema456 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/getEditorVideoExport__200"};
-
-function validate745(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate745.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -54351,7 +54238,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema434.properties, key0))){
+if(!(func10.call(schema432.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -54523,7 +54410,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema434.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema432.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -54591,7 +54478,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema434.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema432.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -54764,7 +54651,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema434.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema432.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -54799,7 +54686,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema434.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema432.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -55140,7 +55027,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema434.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema432.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -55183,14 +55070,36 @@ vErrors.push(err86);
 }
 errors++;
 }
-validate745.errors = vErrors;
+validate741.errors = vErrors;
 return errors === 0;
 }
-validate745.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate741.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate740(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate740.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate741(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate741.errors : vErrors.concat(validate741.errors);
+errors = vErrors.length;
+}
+validate740.errors = vErrors;
+return errors === 0;
+}
+validate740.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getEditorVideoExport__400 = validate743;
+const schema457 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
 
 function validate744(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate744.evaluated;
@@ -55200,17 +55109,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate745(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate745.errors : vErrors.concat(validate745.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate744.errors = vErrors;
 return errors === 0;
 }
 validate744.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__400 = validate747;
-const schema459 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__400"};
+
+function validate743(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate743.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate744(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate744.errors : vErrors.concat(validate744.errors);
+errors = vErrors.length;
+}
+validate743.errors = vErrors;
+return errors === 0;
+}
+validate743.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getEditorVideoExport__401 = validate747;
+const schema459 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
 
 function validate748(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55406,7 +55509,7 @@ validate748.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate747(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__400" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate747.evaluated;
@@ -55425,8 +55528,8 @@ return errors === 0;
 }
 validate747.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__401 = validate751;
-const schema461 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__401"};
+exports.getEditorVideoExport__402 = validate751;
+const schema461 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
 
 function validate752(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55622,7 +55725,7 @@ validate752.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate751(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__401" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate751.evaluated;
@@ -55641,8 +55744,8 @@ return errors === 0;
 }
 validate751.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__402 = validate755;
-const schema463 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__402"};
+exports.getEditorVideoExport__403 = validate755;
+const schema463 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
 
 function validate756(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -55838,7 +55941,7 @@ validate756.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate755(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__402" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate755.evaluated;
@@ -55857,8 +55960,8 @@ return errors === 0;
 }
 validate755.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__403 = validate759;
-const schema465 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__403"};
+exports.getEditorVideoExport__404 = validate759;
+const schema465 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
 
 function validate760(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56054,7 +56157,7 @@ validate760.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate759(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__403" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate759.evaluated;
@@ -56073,8 +56176,8 @@ return errors === 0;
 }
 validate759.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__404 = validate763;
-const schema467 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__404"};
+exports.getEditorVideoExport__429 = validate763;
+const schema467 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
 
 function validate764(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56270,7 +56373,7 @@ validate764.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate763(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__404" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate763.evaluated;
@@ -56289,8 +56392,8 @@ return errors === 0;
 }
 validate763.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__429 = validate767;
-const schema469 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__429"};
+exports.getEditorVideoExport__500 = validate767;
+const schema469 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
 
 function validate768(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56486,7 +56589,7 @@ validate768.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate767(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__429" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate767.evaluated;
@@ -56505,8 +56608,8 @@ return errors === 0;
 }
 validate767.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__500 = validate771;
-const schema471 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__500"};
+exports.getEditorVideoExport__503 = validate771;
+const schema471 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__503"};
 
 function validate772(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -56702,7 +56805,7 @@ validate772.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate771(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__500" */;
+/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate771.evaluated;
@@ -56721,229 +56824,13 @@ return errors === 0;
 }
 validate771.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getEditorVideoExport__503 = validate775;
-const schema473 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getEditorVideoExport__503"};
+exports.cancelEditorVideoExport__200 = validate775;
+const schema473 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/cancelEditorVideoExport__200"};
 
 function validate776(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate776.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate776.errors = vErrors;
-return errors === 0;
-}
-validate776.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate775(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getEditorVideoExport__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate775.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate776(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate776.errors : vErrors.concat(validate776.errors);
-errors = vErrors.length;
-}
-validate775.errors = vErrors;
-return errors === 0;
-}
-validate775.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.cancelEditorVideoExport__200 = validate779;
-const schema475 = {"$ref":"https://media-api.local/components#/$defs/EditorExport","$id":"https://media-api.local/components/response/cancelEditorVideoExport__200"};
-
-function validate780(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate780.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -57122,7 +57009,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema434.properties, key0))){
+if(!(func10.call(schema432.properties, key0))){
 const err17 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -57294,7 +57181,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(((((data4 === "queued") || (data4 === "rendering")) || (data4 === "completed")) || (data4 === "failed")) || (data4 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema434.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema432.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -57362,7 +57249,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((data6 === "draft") || (data6 === "standard")) || (data6 === "high"))){
-const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema434.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/quality",schemaPath:"#/properties/quality/enum",keyword:"enum",params:{allowedValues: schema432.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -57535,7 +57422,7 @@ errors++;
 if(data.url !== undefined){
 let data11 = data.url;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema434.properties.url.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: schema432.properties.url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -57570,7 +57457,7 @@ errors++;
 if(data.size_bytes !== undefined){
 let data12 = data.size_bytes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema434.properties.size_bytes.type},message:"must be integer,null"};
+const err56 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: schema432.properties.size_bytes.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -57911,7 +57798,7 @@ errors++;
 if(data.completed_at !== undefined){
 let data20 = data.completed_at;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema434.properties.completed_at.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: schema432.properties.completed_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -57954,14 +57841,36 @@ vErrors.push(err86);
 }
 errors++;
 }
-validate780.errors = vErrors;
+validate776.errors = vErrors;
 return errors === 0;
 }
-validate780.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate776.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate775(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate775.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate776(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate776.errors : vErrors.concat(validate776.errors);
+errors = vErrors.length;
+}
+validate775.errors = vErrors;
+return errors === 0;
+}
+validate775.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.cancelEditorVideoExport__400 = validate778;
+const schema476 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
 
 function validate779(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate779.evaluated;
@@ -57971,17 +57880,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate780(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate780.errors : vErrors.concat(validate780.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate779.errors = vErrors;
 return errors === 0;
 }
 validate779.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__400 = validate782;
-const schema478 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__400"};
+
+function validate778(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate778.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate779(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate779.errors : vErrors.concat(validate779.errors);
+errors = vErrors.length;
+}
+validate778.errors = vErrors;
+return errors === 0;
+}
+validate778.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.cancelEditorVideoExport__401 = validate782;
+const schema478 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
 
 function validate783(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58177,7 +58280,7 @@ validate783.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate782(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__400" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate782.evaluated;
@@ -58196,8 +58299,8 @@ return errors === 0;
 }
 validate782.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__401 = validate786;
-const schema480 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__401"};
+exports.cancelEditorVideoExport__402 = validate786;
+const schema480 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
 
 function validate787(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58393,7 +58496,7 @@ validate787.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate786(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__401" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate786.evaluated;
@@ -58412,8 +58515,8 @@ return errors === 0;
 }
 validate786.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__402 = validate790;
-const schema482 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__402"};
+exports.cancelEditorVideoExport__403 = validate790;
+const schema482 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
 
 function validate791(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58609,7 +58712,7 @@ validate791.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate790(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__402" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate790.evaluated;
@@ -58628,8 +58731,8 @@ return errors === 0;
 }
 validate790.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__403 = validate794;
-const schema484 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__403"};
+exports.cancelEditorVideoExport__404 = validate794;
+const schema484 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
 
 function validate795(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -58825,7 +58928,7 @@ validate795.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate794(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__403" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate794.evaluated;
@@ -58844,8 +58947,8 @@ return errors === 0;
 }
 validate794.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__404 = validate798;
-const schema486 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__404"};
+exports.cancelEditorVideoExport__409 = validate798;
+const schema486 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
 
 function validate799(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59041,7 +59144,7 @@ validate799.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate798(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__404" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__409" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate798.evaluated;
@@ -59060,8 +59163,8 @@ return errors === 0;
 }
 validate798.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__409 = validate802;
-const schema488 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__409"};
+exports.cancelEditorVideoExport__429 = validate802;
+const schema488 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
 
 function validate803(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59257,7 +59360,7 @@ validate803.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate802(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__409" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate802.evaluated;
@@ -59276,8 +59379,8 @@ return errors === 0;
 }
 validate802.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__429 = validate806;
-const schema490 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__429"};
+exports.cancelEditorVideoExport__500 = validate806;
+const schema490 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
 
 function validate807(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59473,7 +59576,7 @@ validate807.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate806(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__429" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate806.evaluated;
@@ -59492,8 +59595,8 @@ return errors === 0;
 }
 validate806.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__500 = validate810;
-const schema492 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__500"};
+exports.cancelEditorVideoExport__503 = validate810;
+const schema492 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__503"};
 
 function validate811(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -59689,7 +59792,7 @@ validate811.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate810(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__500" */;
+/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate810.evaluated;
@@ -59708,13 +59811,842 @@ return errors === 0;
 }
 validate810.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.cancelEditorVideoExport__503 = validate814;
-const schema494 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/cancelEditorVideoExport__503"};
+exports.listEditorMedia__200 = validate814;
+const schema494 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaList","$id":"https://media-api.local/components/response/listEditorMedia__200"};
+const schema495 = {"type":"object","description":"One page of editor media, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
+const schema496 = {"type":"object","description":"A file of the editor media library. width, height, duration_seconds and has_audio are probed from the real file (null when not applicable: images have no duration, audio has no size). status is ready once stored and probed; processing while a server-side import or synthesis runs; failed if that failed.","additionalProperties":false,"required":["object","id","media_type","title","filename","content_type","size_bytes","width","height","duration_seconds","has_audio","status","url","created_at"],"properties":{"object":{"type":"string","const":"editor_media"},"id":{"type":"string","format":"uuid","description":"Passed as media_id.","maxLength":36},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"title":{"type":"string","description":"Title (the filename when none was given).","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"filename":{"type":"string","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"The detected MIME type, e.g. video/mp4, image/png, audio/mpeg.","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"size_bytes":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991},"width":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"height":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"duration_seconds":{"type":["number","null"],"minimum":0,"maximum":86400},"has_audio":{"type":["boolean","null"],"description":"Whether a video has an audio stream (true for audio and voice, null for images)."},"status":{"type":"string","enum":["processing","ready","failed"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the file.","maxLength":4096},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema497 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
+const pattern275 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
+
+function validate816(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate816.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.media_type === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media_type"},message:"must have required property '"+"media_type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.title === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.filename === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.content_type === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "content_type"},message:"must have required property '"+"content_type"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.size_bytes === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "size_bytes"},message:"must have required property '"+"size_bytes"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.width === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.height === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.duration_seconds === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "duration_seconds"},message:"must have required property '"+"duration_seconds"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.has_audio === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_audio"},message:"must have required property '"+"has_audio"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.status === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.url === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func10.call(schema496.properties, key0))){
+const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err15 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if("editor_media" !== data0){
+const err16 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err17 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!(formats66.test(data1))){
+const err18 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.media_type !== undefined){
+let data2 = data.media_type;
+if(typeof data2 !== "string"){
+const err20 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
+const err21 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema497.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.title !== undefined){
+let data3 = data.title;
+if(typeof data3 === "string"){
+if(func1(data3) > 200){
+const err22 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!pattern5.test(data3)){
+const err23 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.filename !== undefined){
+let data4 = data.filename;
+if(typeof data4 === "string"){
+if(func1(data4) > 255){
+const err25 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(!pattern275.test(data4)){
+const err26 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.content_type !== undefined){
+let data5 = data.content_type;
+if(typeof data5 === "string"){
+if(func1(data5) > 255){
+const err28 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(!pattern34.test(data5)){
+const err29 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/pattern",keyword:"pattern",params:{pattern: "^[a-z]+/[A-Za-z0-9.+-]+$"},message:"must match pattern \""+"^[a-z]+/[A-Za-z0-9.+-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.size_bytes !== undefined){
+let data6 = data.size_bytes;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err31 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err32 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err33 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!(formats18.validate(data6))){
+const err34 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+if(data.width !== undefined){
+let data7 = data.width;
+if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
+const err35 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: schema496.properties.width.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 65535 || isNaN(data7)){
+const err36 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data7 < 1 || isNaN(data7)){
+const err37 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(!(formats6.validate(data7))){
+const err38 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+if(data.height !== undefined){
+let data8 = data.height;
+if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
+const err39 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: schema496.properties.height.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 65535 || isNaN(data8)){
+const err40 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data8 < 1 || isNaN(data8)){
+const err41 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(!(formats6.validate(data8))){
+const err42 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+if(data.duration_seconds !== undefined){
+let data9 = data.duration_seconds;
+if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
+const err43 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema496.properties.duration_seconds.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 86400 || isNaN(data9)){
+const err44 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data9 < 0 || isNaN(data9)){
+const err45 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+if(data.has_audio !== undefined){
+let data10 = data.has_audio;
+if((typeof data10 !== "boolean") && (data10 !== null)){
+const err46 = {instancePath:instancePath+"/has_audio",schemaPath:"#/properties/has_audio/type",keyword:"type",params:{type: schema496.properties.has_audio.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data11 = data.status;
+if(typeof data11 !== "string"){
+const err47 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(!(((data11 === "processing") || (data11 === "ready")) || (data11 === "failed"))){
+const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema496.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data.url !== undefined){
+let data12 = data.url;
+if(typeof data12 === "string"){
+if(func1(data12) > 4096){
+const err49 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(!(formats0(data12))){
+const err50 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data13 = data.created_at;
+if(typeof data13 === "string"){
+if(func1(data13) > 40){
+const err52 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(!(formats46.validate(data13))){
+const err53 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+}
+else {
+const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+validate816.errors = vErrors;
+return errors === 0;
+}
+validate816.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate815(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate815.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.next_cursor === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_cursor"},message:"must have required property '"+"next_cursor"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "object") || (key0 === "data")) || (key0 === "next_cursor"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if("list" !== data0){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+if(data1.length > 100){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate816(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate816.errors : vErrors.concat(validate816.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.next_cursor !== undefined){
+let data3 = data.next_cursor;
+if((typeof data3 !== "string") && (data3 !== null)){
+const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema495.properties.next_cursor.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(typeof data3 === "string"){
+if(func1(data3) > 200){
+const err9 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern181.test(data3)){
+const err10 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate815.errors = vErrors;
+return errors === 0;
+}
+validate815.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate814(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate814.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate815(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate815.errors : vErrors.concat(validate815.errors);
+errors = vErrors.length;
+}
+validate814.errors = vErrors;
+return errors === 0;
+}
+validate814.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listEditorMedia__400 = validate819;
+const schema498 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__400"};
+
+function validate820(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate820.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -59898,675 +60830,6 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate815.errors = vErrors;
-return errors === 0;
-}
-validate815.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate814(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/cancelEditorVideoExport__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate814.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate815(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate815.errors : vErrors.concat(validate815.errors);
-errors = vErrors.length;
-}
-validate814.errors = vErrors;
-return errors === 0;
-}
-validate814.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listEditorMedia__200 = validate818;
-const schema496 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaList","$id":"https://media-api.local/components/response/listEditorMedia__200"};
-const schema497 = {"type":"object","description":"One page of editor media, newest first.","additionalProperties":false,"required":["object","data","next_cursor"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"}},"next_cursor":{"type":["string","null"],"description":"Pass as cursor for the next page; null on the last page.","maxLength":200,"pattern":"^[A-Za-z0-9_-]+$"}}};
-const schema498 = {"type":"object","description":"A file of the editor media library. width, height, duration_seconds and has_audio are probed from the real file (null when not applicable: images have no duration, audio has no size). status is ready once stored and probed; processing while a server-side import or synthesis runs; failed if that failed.","additionalProperties":false,"required":["object","id","media_type","title","filename","content_type","size_bytes","width","height","duration_seconds","has_audio","status","url","created_at"],"properties":{"object":{"type":"string","const":"editor_media"},"id":{"type":"string","format":"uuid","description":"Passed as media_id.","maxLength":36},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"title":{"type":"string","description":"Title (the filename when none was given).","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"filename":{"type":"string","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"The detected MIME type, e.g. video/mp4, image/png, audio/mpeg.","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"size_bytes":{"type":"integer","format":"int64","minimum":0,"maximum":9007199254740991},"width":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"height":{"type":["integer","null"],"format":"int32","minimum":1,"maximum":65535},"duration_seconds":{"type":["number","null"],"minimum":0,"maximum":86400},"has_audio":{"type":["boolean","null"],"description":"Whether a video has an audio stream (true for audio and voice, null for images)."},"status":{"type":"string","enum":["processing","ready","failed"]},"url":{"type":"string","format":"uri","description":"Signed, expiring URL of the file.","maxLength":4096},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema499 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
-const pattern276 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
-
-function validate820(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate820.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.media_type === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media_type"},message:"must have required property '"+"media_type"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.title === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.filename === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data.content_type === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "content_type"},message:"must have required property '"+"content_type"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data.size_bytes === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "size_bytes"},message:"must have required property '"+"size_bytes"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data.width === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data.height === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(data.duration_seconds === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "duration_seconds"},message:"must have required property '"+"duration_seconds"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data.has_audio === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "has_audio"},message:"must have required property '"+"has_audio"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data.status === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data.url === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(data.created_at === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(func10.call(schema498.properties, key0))){
-const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err15 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if("editor_media" !== data0){
-const err16 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-let data1 = data.id;
-if(typeof data1 === "string"){
-if(func1(data1) > 36){
-const err17 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-if(!(formats66.test(data1))){
-const err18 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-else {
-const err19 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-if(data.media_type !== undefined){
-let data2 = data.media_type;
-if(typeof data2 !== "string"){
-const err20 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
-const err21 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema499.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-if(data.title !== undefined){
-let data3 = data.title;
-if(typeof data3 === "string"){
-if(func1(data3) > 200){
-const err22 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-if(!pattern5.test(data3)){
-const err23 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-}
-else {
-const err24 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-if(data.filename !== undefined){
-let data4 = data.filename;
-if(typeof data4 === "string"){
-if(func1(data4) > 255){
-const err25 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-if(!pattern276.test(data4)){
-const err26 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-if(data.content_type !== undefined){
-let data5 = data.content_type;
-if(typeof data5 === "string"){
-if(func1(data5) > 255){
-const err28 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-if(!pattern34.test(data5)){
-const err29 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/pattern",keyword:"pattern",params:{pattern: "^[a-z]+/[A-Za-z0-9.+-]+$"},message:"must match pattern \""+"^[a-z]+/[A-Za-z0-9.+-]+$"+"\""};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-if(data.size_bytes !== undefined){
-let data6 = data.size_bytes;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err31 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 9007199254740991 || isNaN(data6)){
-const err32 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-if(data6 < 0 || isNaN(data6)){
-const err33 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if(!(formats18.validate(data6))){
-const err34 = {instancePath:instancePath+"/size_bytes",schemaPath:"#/properties/size_bytes/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-}
-if(data.width !== undefined){
-let data7 = data.width;
-if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err35 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: schema498.properties.width.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 65535 || isNaN(data7)){
-const err36 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-if(data7 < 1 || isNaN(data7)){
-const err37 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-if(!(formats6.validate(data7))){
-const err38 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-}
-}
-if(data.height !== undefined){
-let data8 = data.height;
-if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err39 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: schema498.properties.height.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 65535 || isNaN(data8)){
-const err40 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-if(data8 < 1 || isNaN(data8)){
-const err41 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-if(!(formats6.validate(data8))){
-const err42 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-}
-}
-if(data.duration_seconds !== undefined){
-let data9 = data.duration_seconds;
-if((!((typeof data9 == "number") && (isFinite(data9)))) && (data9 !== null)){
-const err43 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: schema498.properties.duration_seconds.type},message:"must be number,null"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 86400 || isNaN(data9)){
-const err44 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
-}
-errors++;
-}
-if(data9 < 0 || isNaN(data9)){
-const err45 = {instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err45];
-}
-else {
-vErrors.push(err45);
-}
-errors++;
-}
-}
-}
-if(data.has_audio !== undefined){
-let data10 = data.has_audio;
-if((typeof data10 !== "boolean") && (data10 !== null)){
-const err46 = {instancePath:instancePath+"/has_audio",schemaPath:"#/properties/has_audio/type",keyword:"type",params:{type: schema498.properties.has_audio.type},message:"must be boolean,null"};
-if(vErrors === null){
-vErrors = [err46];
-}
-else {
-vErrors.push(err46);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data11 = data.status;
-if(typeof data11 !== "string"){
-const err47 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
-}
-errors++;
-}
-if(!(((data11 === "processing") || (data11 === "ready")) || (data11 === "failed"))){
-const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema498.properties.status.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err48];
-}
-else {
-vErrors.push(err48);
-}
-errors++;
-}
-}
-if(data.url !== undefined){
-let data12 = data.url;
-if(typeof data12 === "string"){
-if(func1(data12) > 4096){
-const err49 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
-}
-errors++;
-}
-if(!(formats0(data12))){
-const err50 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
-if(vErrors === null){
-vErrors = [err50];
-}
-else {
-vErrors.push(err50);
-}
-errors++;
-}
-}
-else {
-const err51 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err51];
-}
-else {
-vErrors.push(err51);
-}
-errors++;
-}
-}
-if(data.created_at !== undefined){
-let data13 = data.created_at;
-if(typeof data13 === "string"){
-if(func1(data13) > 40){
-const err52 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
-if(vErrors === null){
-vErrors = [err52];
-}
-else {
-vErrors.push(err52);
-}
-errors++;
-}
-if(!(formats46.validate(data13))){
-const err53 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
-}
-else {
-const err54 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err54];
-}
-else {
-vErrors.push(err54);
-}
-errors++;
-}
-}
-}
-else {
-const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
-}
-errors++;
-}
 validate820.errors = vErrors;
 return errors === 0;
 }
@@ -60574,6 +60837,7 @@ validate820.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate819(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate819.evaluated;
@@ -60583,178 +60847,17 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.data === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.next_cursor === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "next_cursor"},message:"must have required property '"+"next_cursor"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((key0 === "object") || (key0 === "data")) || (key0 === "next_cursor"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if("list" !== data0){
-const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data1 = data.data;
-if(Array.isArray(data1)){
-if(data1.length > 100){
-const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate820(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+if(!(validate820(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate820.errors : vErrors.concat(validate820.errors);
 errors = vErrors.length;
-}
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.next_cursor !== undefined){
-let data3 = data.next_cursor;
-if((typeof data3 !== "string") && (data3 !== null)){
-const err8 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema497.properties.next_cursor.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(typeof data3 === "string"){
-if(func1(data3) > 200){
-const err9 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern182.test(data3)){
-const err10 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
 }
 validate819.errors = vErrors;
 return errors === 0;
 }
 validate819.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate818(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate818.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate819(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate819.errors : vErrors.concat(validate819.errors);
-errors = vErrors.length;
-}
-validate818.errors = vErrors;
-return errors === 0;
-}
-validate818.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listEditorMedia__400 = validate823;
-const schema500 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__400"};
+exports.listEditorMedia__401 = validate823;
+const schema500 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__401"};
 
 function validate824(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -60950,7 +61053,7 @@ validate824.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate823(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__400" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate823.evaluated;
@@ -60969,8 +61072,8 @@ return errors === 0;
 }
 validate823.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__401 = validate827;
-const schema502 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__401"};
+exports.listEditorMedia__402 = validate827;
+const schema502 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__402"};
 
 function validate828(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61166,7 +61269,7 @@ validate828.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate827(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__401" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate827.evaluated;
@@ -61185,8 +61288,8 @@ return errors === 0;
 }
 validate827.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__402 = validate831;
-const schema504 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__402"};
+exports.listEditorMedia__403 = validate831;
+const schema504 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__403"};
 
 function validate832(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61382,7 +61485,7 @@ validate832.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate831(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__402" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate831.evaluated;
@@ -61401,8 +61504,8 @@ return errors === 0;
 }
 validate831.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__403 = validate835;
-const schema506 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__403"};
+exports.listEditorMedia__429 = validate835;
+const schema506 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__429"};
 
 function validate836(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61598,7 +61701,7 @@ validate836.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate835(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__403" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate835.evaluated;
@@ -61617,8 +61720,8 @@ return errors === 0;
 }
 validate835.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__429 = validate839;
-const schema508 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__429"};
+exports.listEditorMedia__500 = validate839;
+const schema508 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__500"};
 
 function validate840(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -61814,7 +61917,7 @@ validate840.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate839(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__429" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate839.evaluated;
@@ -61833,8 +61936,8 @@ return errors === 0;
 }
 validate839.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__500 = validate843;
-const schema510 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__500"};
+exports.listEditorMedia__503 = validate843;
+const schema510 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__503"};
 
 function validate844(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62030,7 +62133,7 @@ validate844.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate843(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__500" */;
+/*# sourceURL="https://media-api.local/components/response/listEditorMedia__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate843.evaluated;
@@ -62049,13 +62152,305 @@ return errors === 0;
 }
 validate843.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listEditorMedia__503 = validate847;
-const schema512 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listEditorMedia__503"};
+exports.uploadEditorMedia__200 = validate847;
+const schema512 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMedia__200"};
+const schema513 = {"type":"object","description":"Result of an upload: the stored media and, when add_to_editor was true, the new timeline item, the editor video id and its new version (else null).","additionalProperties":false,"required":["object","media","editor_item","video_id","version"],"properties":{"object":{"type":"string","const":"editor_media_upload"},"media":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"},"editor_item":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/EditorItem"},{"type":"null"}]},"video_id":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991},"version":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991}}};
 
 function validate848(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate848.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.media === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media"},message:"must have required property '"+"media"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.editor_item === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "editor_item"},message:"must have required property '"+"editor_item"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.video_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.version === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "media")) || (key0 === "editor_item")) || (key0 === "video_id")) || (key0 === "version"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if("editor_media_upload" !== data0){
+const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_upload"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.media !== undefined){
+if(!(validate816(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate816.errors : vErrors.concat(validate816.errors);
+errors = vErrors.length;
+}
+}
+if(data.editor_item !== undefined){
+let data2 = data.editor_item;
+const _errs6 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs7 = errors;
+if(!(validate440(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs7 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs8 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid0 = _errs8 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err9 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.video_id !== undefined){
+let data3 = data.video_id;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
+const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema513.properties.video_id.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3 < 1 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!(formats18.validate(data3))){
+const err13 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.version !== undefined){
+let data4 = data.version;
+if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema513.properties.version.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate848.errors = vErrors;
+return errors === 0;
+}
+validate848.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate847(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate847.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate848(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate848.errors : vErrors.concat(validate848.errors);
+errors = vErrors.length;
+}
+validate847.errors = vErrors;
+return errors === 0;
+}
+validate847.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMedia__400 = validate852;
+const schema514 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
+
+function validate853(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate853.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -62239,37 +62634,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate848.errors = vErrors;
+validate853.errors = vErrors;
 return errors === 0;
 }
-validate848.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate853.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate847(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listEditorMedia__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate847.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate848(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate848.errors : vErrors.concat(validate848.errors);
-errors = vErrors.length;
-}
-validate847.errors = vErrors;
-return errors === 0;
-}
-validate847.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.uploadEditorMedia__200 = validate851;
-const schema514 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMedia__200"};
-const schema515 = {"type":"object","description":"Result of an upload: the stored media and, when add_to_editor was true, the new timeline item, the editor video id and its new version (else null).","additionalProperties":false,"required":["object","media","editor_item","video_id","version"],"properties":{"object":{"type":"string","const":"editor_media_upload"},"media":{"$ref":"https://media-api.local/components#/$defs/EditorMedia"},"editor_item":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/EditorItem"},{"type":"null"}]},"video_id":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991},"version":{"type":["integer","null"],"format":"int64","minimum":1,"maximum":9007199254740991}}};
 
 function validate852(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate852.evaluated;
@@ -62279,286 +62651,17 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.media === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media"},message:"must have required property '"+"media"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.editor_item === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "editor_item"},message:"must have required property '"+"editor_item"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.video_id === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.version === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((((key0 === "object") || (key0 === "media")) || (key0 === "editor_item")) || (key0 === "video_id")) || (key0 === "version"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if("editor_media_upload" !== data0){
-const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_upload"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.media !== undefined){
-if(!(validate820(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate820.errors : vErrors.concat(validate820.errors);
+if(!(validate853(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate853.errors : vErrors.concat(validate853.errors);
 errors = vErrors.length;
-}
-}
-if(data.editor_item !== undefined){
-let data2 = data.editor_item;
-const _errs6 = errors;
-let valid1 = false;
-let passing0 = null;
-const _errs7 = errors;
-if(!(validate444(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
-errors = vErrors.length;
-}
-var _valid0 = _errs7 === errors;
-if(_valid0){
-valid1 = true;
-passing0 = 0;
-}
-const _errs8 = errors;
-if(data2 !== null){
-const err8 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-var _valid0 = _errs8 === errors;
-if(_valid0 && valid1){
-valid1 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid1 = true;
-passing0 = 1;
-}
-}
-if(!valid1){
-const err9 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-else {
-errors = _errs6;
-if(vErrors !== null){
-if(_errs6){
-vErrors.length = _errs6;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.video_id !== undefined){
-let data3 = data.video_id;
-if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema515.properties.video_id.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data3 < 1 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(!(formats18.validate(data3))){
-const err13 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-if(data.version !== undefined){
-let data4 = data.version;
-if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema515.properties.version.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(data4 < 1 || isNaN(data4)){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if(!(formats18.validate(data4))){
-const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
 }
 validate852.errors = vErrors;
 return errors === 0;
 }
 validate852.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate851(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate851.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate852(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate852.errors : vErrors.concat(validate852.errors);
-errors = vErrors.length;
-}
-validate851.errors = vErrors;
-return errors === 0;
-}
-validate851.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.uploadEditorMedia__400 = validate856;
-const schema516 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__400"};
+exports.uploadEditorMedia__401 = validate856;
+const schema516 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
 
 function validate857(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62754,7 +62857,7 @@ validate857.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate856(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__400" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate856.evaluated;
@@ -62773,8 +62876,8 @@ return errors === 0;
 }
 validate856.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__401 = validate860;
-const schema518 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__401"};
+exports.uploadEditorMedia__402 = validate860;
+const schema518 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
 
 function validate861(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -62970,7 +63073,7 @@ validate861.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate860(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__401" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate860.evaluated;
@@ -62989,8 +63092,8 @@ return errors === 0;
 }
 validate860.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__402 = validate864;
-const schema520 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__402"};
+exports.uploadEditorMedia__403 = validate864;
+const schema520 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
 
 function validate865(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63186,7 +63289,7 @@ validate865.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate864(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__402" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate864.evaluated;
@@ -63205,8 +63308,8 @@ return errors === 0;
 }
 validate864.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__403 = validate868;
-const schema522 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__403"};
+exports.uploadEditorMedia__404 = validate868;
+const schema522 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
 
 function validate869(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63402,7 +63505,7 @@ validate869.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate868(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__403" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate868.evaluated;
@@ -63421,8 +63524,8 @@ return errors === 0;
 }
 validate868.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__404 = validate872;
-const schema524 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__404"};
+exports.uploadEditorMedia__413 = validate872;
+const schema524 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
 
 function validate873(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63618,7 +63721,7 @@ validate873.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate872(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__404" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate872.evaluated;
@@ -63637,8 +63740,8 @@ return errors === 0;
 }
 validate872.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__413 = validate876;
-const schema526 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__413"};
+exports.uploadEditorMedia__415 = validate876;
+const schema526 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
 
 function validate877(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -63834,7 +63937,7 @@ validate877.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate876(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__413" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate876.evaluated;
@@ -63853,8 +63956,8 @@ return errors === 0;
 }
 validate876.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__415 = validate880;
-const schema528 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__415"};
+exports.uploadEditorMedia__429 = validate880;
+const schema528 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
 
 function validate881(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64050,7 +64153,7 @@ validate881.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate880(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__415" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate880.evaluated;
@@ -64069,8 +64172,8 @@ return errors === 0;
 }
 validate880.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__429 = validate884;
-const schema530 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__429"};
+exports.uploadEditorMedia__500 = validate884;
+const schema530 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
 
 function validate885(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64266,7 +64369,7 @@ validate885.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate884(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__429" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate884.evaluated;
@@ -64285,8 +64388,8 @@ return errors === 0;
 }
 validate884.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__500 = validate888;
-const schema532 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__500"};
+exports.uploadEditorMedia__503 = validate888;
+const schema532 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__503"};
 
 function validate889(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -64482,7 +64585,7 @@ validate889.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate888(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__500" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate888.evaluated;
@@ -64501,13 +64604,304 @@ return errors === 0;
 }
 validate888.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia__503 = validate892;
-const schema534 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMedia__503"};
+exports.uploadEditorMediaFile__200 = validate892;
+const schema534 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMediaFile__200"};
 
 function validate893(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate893.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.media === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media"},message:"must have required property '"+"media"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.editor_item === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "editor_item"},message:"must have required property '"+"editor_item"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.video_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.version === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "object") || (key0 === "media")) || (key0 === "editor_item")) || (key0 === "video_id")) || (key0 === "version"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if("editor_media_upload" !== data0){
+const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_upload"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.media !== undefined){
+if(!(validate816(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate816.errors : vErrors.concat(validate816.errors);
+errors = vErrors.length;
+}
+}
+if(data.editor_item !== undefined){
+let data2 = data.editor_item;
+const _errs6 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs7 = errors;
+if(!(validate440(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs7 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs8 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid0 = _errs8 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err9 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.video_id !== undefined){
+let data3 = data.video_id;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
+const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema513.properties.video_id.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3 < 1 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!(formats18.validate(data3))){
+const err13 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.version !== undefined){
+let data4 = data.version;
+if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema513.properties.version.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!(formats18.validate(data4))){
+const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate893.errors = vErrors;
+return errors === 0;
+}
+validate893.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate892(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate892.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate893(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate893.errors : vErrors.concat(validate893.errors);
+errors = vErrors.length;
+}
+validate892.errors = vErrors;
+return errors === 0;
+}
+validate892.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.uploadEditorMediaFile__400 = validate897;
+const schema536 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__400"};
+
+function validate898(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate898.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -64691,36 +65085,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate893.errors = vErrors;
+validate898.errors = vErrors;
 return errors === 0;
 }
-validate893.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate898.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate892(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMedia__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate892.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate893(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate893.errors : vErrors.concat(validate893.errors);
-errors = vErrors.length;
-}
-validate892.errors = vErrors;
-return errors === 0;
-}
-validate892.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.uploadEditorMediaFile__200 = validate896;
-const schema536 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/uploadEditorMediaFile__200"};
 
 function validate897(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__400" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate897.evaluated;
@@ -64730,286 +65102,17 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.media === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "media"},message:"must have required property '"+"media"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.editor_item === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "editor_item"},message:"must have required property '"+"editor_item"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.video_id === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "video_id"},message:"must have required property '"+"video_id"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.version === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((((key0 === "object") || (key0 === "media")) || (key0 === "editor_item")) || (key0 === "video_id")) || (key0 === "version"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if("editor_media_upload" !== data0){
-const err7 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "editor_media_upload"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.media !== undefined){
-if(!(validate820(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate820.errors : vErrors.concat(validate820.errors);
+if(!(validate898(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate898.errors : vErrors.concat(validate898.errors);
 errors = vErrors.length;
-}
-}
-if(data.editor_item !== undefined){
-let data2 = data.editor_item;
-const _errs6 = errors;
-let valid1 = false;
-let passing0 = null;
-const _errs7 = errors;
-if(!(validate444(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
-errors = vErrors.length;
-}
-var _valid0 = _errs7 === errors;
-if(_valid0){
-valid1 = true;
-passing0 = 0;
-}
-const _errs8 = errors;
-if(data2 !== null){
-const err8 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-var _valid0 = _errs8 === errors;
-if(_valid0 && valid1){
-valid1 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid1 = true;
-passing0 = 1;
-}
-}
-if(!valid1){
-const err9 = {instancePath:instancePath+"/editor_item",schemaPath:"#/properties/editor_item/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-else {
-errors = _errs6;
-if(vErrors !== null){
-if(_errs6){
-vErrors.length = _errs6;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.video_id !== undefined){
-let data3 = data.video_id;
-if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema515.properties.video_id.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data3 < 1 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(!(formats18.validate(data3))){
-const err13 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-if(data.version !== undefined){
-let data4 = data.version;
-if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema515.properties.version.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(data4 < 1 || isNaN(data4)){
-const err16 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if(!(formats18.validate(data4))){
-const err17 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
 }
 validate897.errors = vErrors;
 return errors === 0;
 }
 validate897.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate896(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate896.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate897(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate897.errors : vErrors.concat(validate897.errors);
-errors = vErrors.length;
-}
-validate896.errors = vErrors;
-return errors === 0;
-}
-validate896.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.uploadEditorMediaFile__400 = validate901;
-const schema538 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__400"};
+exports.uploadEditorMediaFile__401 = validate901;
+const schema538 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__401"};
 
 function validate902(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65205,7 +65308,7 @@ validate902.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate901(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__400" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate901.evaluated;
@@ -65224,8 +65327,8 @@ return errors === 0;
 }
 validate901.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMediaFile__401 = validate905;
-const schema540 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__401"};
+exports.uploadEditorMediaFile__402 = validate905;
+const schema540 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__402"};
 
 function validate906(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65421,7 +65524,7 @@ validate906.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate905(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__401" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate905.evaluated;
@@ -65440,8 +65543,8 @@ return errors === 0;
 }
 validate905.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMediaFile__402 = validate909;
-const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__402"};
+exports.uploadEditorMediaFile__403 = validate909;
+const schema542 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__403"};
 
 function validate910(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65637,7 +65740,7 @@ validate910.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate909(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__402" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate909.evaluated;
@@ -65656,8 +65759,8 @@ return errors === 0;
 }
 validate909.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMediaFile__403 = validate913;
-const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__403"};
+exports.uploadEditorMediaFile__404 = validate913;
+const schema544 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__404"};
 
 function validate914(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -65853,7 +65956,7 @@ validate914.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate913(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__403" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate913.evaluated;
@@ -65872,8 +65975,8 @@ return errors === 0;
 }
 validate913.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMediaFile__404 = validate917;
-const schema546 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__404"};
+exports.uploadEditorMediaFile__413 = validate917;
+const schema546 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__413"};
 
 function validate918(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66069,7 +66172,7 @@ validate918.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate917(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__404" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate917.evaluated;
@@ -66088,8 +66191,8 @@ return errors === 0;
 }
 validate917.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMediaFile__413 = validate921;
-const schema548 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__413"};
+exports.uploadEditorMediaFile__415 = validate921;
+const schema548 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__415"};
 
 function validate922(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66285,7 +66388,7 @@ validate922.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate921(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__413" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate921.evaluated;
@@ -66304,8 +66407,8 @@ return errors === 0;
 }
 validate921.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMediaFile__415 = validate925;
-const schema550 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__415"};
+exports.uploadEditorMediaFile__429 = validate925;
+const schema550 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__429"};
 
 function validate926(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66501,7 +66604,7 @@ validate926.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate925(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__415" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate925.evaluated;
@@ -66520,8 +66623,8 @@ return errors === 0;
 }
 validate925.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMediaFile__429 = validate929;
-const schema552 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__429"};
+exports.uploadEditorMediaFile__500 = validate929;
+const schema552 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__500"};
 
 function validate930(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66717,7 +66820,7 @@ validate930.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate929(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__429" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate929.evaluated;
@@ -66736,8 +66839,8 @@ return errors === 0;
 }
 validate929.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMediaFile__500 = validate933;
-const schema554 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__500"};
+exports.uploadEditorMediaFile__503 = validate933;
+const schema554 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__503"};
 
 function validate934(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -66933,7 +67036,7 @@ validate934.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate933(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__500" */;
+/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate933.evaluated;
@@ -66952,232 +67055,16 @@ return errors === 0;
 }
 validate933.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMediaFile__503 = validate937;
-const schema556 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/uploadEditorMediaFile__503"};
+exports.listWebhookEndpoints__200 = validate937;
+const schema556 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointList","$id":"https://media-api.local/components/response/listWebhookEndpoints__200"};
+const schema557 = {"type":"object","description":"The workspace's webhook endpoints, newest first (at most 10, so one page).","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEndpoint"}}}};
+const schema558 = {"type":"object","description":"An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day.","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"The public HTTPS URL events are POSTed to.","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types sent to this endpoint.","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
+const schema559 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
 
-function validate938(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate939(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate938.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate938.errors = vErrors;
-return errors === 0;
-}
-validate938.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate937(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/uploadEditorMediaFile__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate937.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate938(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate938.errors : vErrors.concat(validate938.errors);
-errors = vErrors.length;
-}
-validate937.errors = vErrors;
-return errors === 0;
-}
-validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.listWebhookEndpoints__200 = validate941;
-const schema558 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointList","$id":"https://media-api.local/components/response/listWebhookEndpoints__200"};
-const schema559 = {"type":"object","description":"The workspace's webhook endpoints, newest first (at most 10, so one page).","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEndpoint"}}}};
-const schema560 = {"type":"object","description":"An HTTPS URL that receives the subscribed events as POSTs signed per Standard Webhooks (headers `webhook-id`: the event id, the same on every retry; `webhook-timestamp`; `webhook-signature`: `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret). The body is a WebhookEvent. A 2xx answer within 15 seconds delivers it; anything else is retried with exponential backoff for about a day.","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"The public HTTPS URL events are POSTed to.","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types sent to this endpoint.","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40}}};
-const schema561 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
-
-function validate943(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate943.evaluated;
+const evaluated0 = validate939.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67363,7 +67250,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err16 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema560.properties.description.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema558.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -67432,7 +67319,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err22 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema561.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema559.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -67555,16 +67442,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate943.errors = vErrors;
+validate939.errors = vErrors;
 return errors === 0;
 }
-validate943.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate939.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate942(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate938(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate942.evaluated;
+const evaluated0 = validate938.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -67642,8 +67529,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate943(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate943.errors : vErrors.concat(validate943.errors);
+if(!(validate939(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate939.errors : vErrors.concat(validate939.errors);
 errors = vErrors.length;
 }
 }
@@ -67670,34 +67557,250 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate942.errors = vErrors;
+validate938.errors = vErrors;
 return errors === 0;
 }
-validate942.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate938.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate941(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate937(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate941.evaluated;
+const evaluated0 = validate937.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate942(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate942.errors : vErrors.concat(validate942.errors);
+if(!(validate938(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate938.errors : vErrors.concat(validate938.errors);
 errors = vErrors.length;
 }
-validate941.errors = vErrors;
+validate937.errors = vErrors;
 return errors === 0;
 }
-validate941.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate937.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listWebhookEndpoints__400 = validate946;
-const schema562 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__400"};
+exports.listWebhookEndpoints__400 = validate942;
+const schema560 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__400"};
+
+function validate943(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate943.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate943.errors = vErrors;
+return errors === 0;
+}
+validate943.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate942(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate942.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate943(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate943.errors : vErrors.concat(validate943.errors);
+errors = vErrors.length;
+}
+validate942.errors = vErrors;
+return errors === 0;
+}
+validate942.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.listWebhookEndpoints__401 = validate946;
+const schema562 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__401"};
 
 function validate947(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -67893,7 +67996,7 @@ validate947.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate946(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__400" */;
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate946.evaluated;
@@ -67912,8 +68015,8 @@ return errors === 0;
 }
 validate946.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listWebhookEndpoints__401 = validate950;
-const schema564 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__401"};
+exports.listWebhookEndpoints__402 = validate950;
+const schema564 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__402"};
 
 function validate951(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68109,7 +68212,7 @@ validate951.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate950(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__401" */;
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate950.evaluated;
@@ -68128,8 +68231,8 @@ return errors === 0;
 }
 validate950.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listWebhookEndpoints__402 = validate954;
-const schema566 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__402"};
+exports.listWebhookEndpoints__403 = validate954;
+const schema566 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__403"};
 
 function validate955(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68325,7 +68428,7 @@ validate955.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate954(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__402" */;
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate954.evaluated;
@@ -68344,8 +68447,8 @@ return errors === 0;
 }
 validate954.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listWebhookEndpoints__403 = validate958;
-const schema568 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__403"};
+exports.listWebhookEndpoints__429 = validate958;
+const schema568 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__429"};
 
 function validate959(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68541,7 +68644,7 @@ validate959.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate958(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__403" */;
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate958.evaluated;
@@ -68560,8 +68663,8 @@ return errors === 0;
 }
 validate958.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listWebhookEndpoints__429 = validate962;
-const schema570 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__429"};
+exports.listWebhookEndpoints__500 = validate962;
+const schema570 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__500"};
 
 function validate963(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68757,7 +68860,7 @@ validate963.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate962(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__429" */;
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate962.evaluated;
@@ -68776,8 +68879,8 @@ return errors === 0;
 }
 validate962.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listWebhookEndpoints__500 = validate966;
-const schema572 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__500"};
+exports.listWebhookEndpoints__503 = validate966;
+const schema572 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__503"};
 
 function validate967(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -68973,7 +69076,7 @@ validate967.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate966(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__500" */;
+/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate966.evaluated;
@@ -68992,231 +69095,15 @@ return errors === 0;
 }
 validate966.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.listWebhookEndpoints__503 = validate970;
-const schema574 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listWebhookEndpoints__503"};
+exports.createWebhookEndpoint__200 = validate970;
+const schema574 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/createWebhookEndpoint__200"};
+const schema575 = {"description":"An endpoint with its signing secret, shown only when created or rotated.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","secret"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"secret":{"type":"string","description":"The signing secret (`whsec_` + base64 of 32 random bytes), as Standard Webhooks libraries take it (`new Webhook(secret).verify(body, headers)`). Shown only in this response; rotate it if it is lost.","minLength":10,"maxLength":100,"pattern":"^whsec_[A-Za-z0-9+/=]+$"}}};
+const pattern314 = new RegExp("^whsec_[A-Za-z0-9+/=]+$", "u");
 
 function validate971(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate971.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate971.errors = vErrors;
-return errors === 0;
-}
-validate971.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate970(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/listWebhookEndpoints__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate970.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate971(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate971.errors : vErrors.concat(validate971.errors);
-errors = vErrors.length;
-}
-validate970.errors = vErrors;
-return errors === 0;
-}
-validate970.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.createWebhookEndpoint__200 = validate974;
-const schema576 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/createWebhookEndpoint__200"};
-const schema577 = {"description":"An endpoint with its signing secret, shown only when created or rotated.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","secret"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"secret":{"type":"string","description":"The signing secret (`whsec_` + base64 of 32 random bytes), as Standard Webhooks libraries take it (`new Webhook(secret).verify(body, headers)`). Shown only in this response; rotate it if it is lost.","minLength":10,"maxLength":100,"pattern":"^whsec_[A-Za-z0-9+/=]+$"}}};
-const pattern315 = new RegExp("^whsec_[A-Za-z0-9+/=]+$", "u");
-
-function validate975(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate975.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -69412,7 +69299,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema577.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema575.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -69481,7 +69368,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema561.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema559.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -69616,7 +69503,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!pattern315.test(data8)){
+if(!pattern314.test(data8)){
 const err34 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_[A-Za-z0-9+/=]+$"},message:"must match pattern \""+"^whsec_[A-Za-z0-9+/=]+$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -69649,14 +69536,36 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate975.errors = vErrors;
+validate971.errors = vErrors;
 return errors === 0;
 }
-validate975.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate971.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate970(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate970.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate971(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate971.errors : vErrors.concat(validate971.errors);
+errors = vErrors.length;
+}
+validate970.errors = vErrors;
+return errors === 0;
+}
+validate970.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__400 = validate973;
+const schema577 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__400"};
 
 function validate974(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate974.evaluated;
@@ -69666,17 +69575,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate975(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate975.errors : vErrors.concat(validate975.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate974.errors = vErrors;
 return errors === 0;
 }
 validate974.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__400 = validate977;
-const schema579 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__400"};
+
+function validate973(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate973.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate974(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate974.errors : vErrors.concat(validate974.errors);
+errors = vErrors.length;
+}
+validate973.errors = vErrors;
+return errors === 0;
+}
+validate973.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.createWebhookEndpoint__401 = validate977;
+const schema579 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__401"};
 
 function validate978(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -69872,7 +69975,7 @@ validate978.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate977(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__400" */;
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate977.evaluated;
@@ -69891,8 +69994,8 @@ return errors === 0;
 }
 validate977.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__401 = validate981;
-const schema581 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__401"};
+exports.createWebhookEndpoint__402 = validate981;
+const schema581 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__402"};
 
 function validate982(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70088,7 +70191,7 @@ validate982.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate981(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__401" */;
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate981.evaluated;
@@ -70107,8 +70210,8 @@ return errors === 0;
 }
 validate981.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__402 = validate985;
-const schema583 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__402"};
+exports.createWebhookEndpoint__403 = validate985;
+const schema583 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__403"};
 
 function validate986(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70304,7 +70407,7 @@ validate986.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate985(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__402" */;
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate985.evaluated;
@@ -70323,8 +70426,8 @@ return errors === 0;
 }
 validate985.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__403 = validate989;
-const schema585 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__403"};
+exports.createWebhookEndpoint__413 = validate989;
+const schema585 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__413"};
 
 function validate990(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70520,7 +70623,7 @@ validate990.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate989(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__403" */;
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__413" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate989.evaluated;
@@ -70539,8 +70642,8 @@ return errors === 0;
 }
 validate989.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__413 = validate993;
-const schema587 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__413"};
+exports.createWebhookEndpoint__415 = validate993;
+const schema587 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__415"};
 
 function validate994(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70736,7 +70839,7 @@ validate994.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate993(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__413" */;
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__415" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate993.evaluated;
@@ -70755,8 +70858,8 @@ return errors === 0;
 }
 validate993.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__415 = validate997;
-const schema589 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__415"};
+exports.createWebhookEndpoint__429 = validate997;
+const schema589 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__429"};
 
 function validate998(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -70952,7 +71055,7 @@ validate998.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate997(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__415" */;
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate997.evaluated;
@@ -70971,8 +71074,8 @@ return errors === 0;
 }
 validate997.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__429 = validate1001;
-const schema591 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__429"};
+exports.createWebhookEndpoint__500 = validate1001;
+const schema591 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__500"};
 
 function validate1002(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -71168,7 +71271,7 @@ validate1002.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1001(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__429" */;
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1001.evaluated;
@@ -71187,8 +71290,8 @@ return errors === 0;
 }
 validate1001.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__500 = validate1005;
-const schema593 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__500"};
+exports.createWebhookEndpoint__503 = validate1005;
+const schema593 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__503"};
 
 function validate1006(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -71384,7 +71487,7 @@ validate1006.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1005(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__500" */;
+/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1005.evaluated;
@@ -71403,231 +71506,15 @@ return errors === 0;
 }
 validate1005.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint__503 = validate1009;
-const schema595 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/createWebhookEndpoint__503"};
+exports.getWebhookEndpoint__200 = validate1009;
+const schema595 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDetail","$id":"https://media-api.local/components/response/getWebhookEndpoint__200"};
+const schema596 = {"description":"An endpoint (without its secret) and its most recent deliveries.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","recent_deliveries"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"recent_deliveries":{"type":"array","description":"The 20 most recent deliveries to this endpoint, newest first.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookDelivery"}}}};
+const schema598 = {"type":"object","description":"One event sent (or being sent) to one endpoint.","additionalProperties":false,"required":["event_id","event_type","status","attempts","last_response_status","last_error","last_attempt_at","next_attempt_at","delivered_at","created_at"],"properties":{"event_id":{"type":"string","format":"uuid","description":"The event id, sent as `webhook-id` on every attempt.","maxLength":36},"event_type":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"},"status":{"type":"string","description":"pending (being retried), delivered (a 2xx was received) or failed (given up after the last retry, or the URL was refused).","enum":["pending","delivered","failed"]},"attempts":{"type":"integer","format":"int32","minimum":0,"maximum":1000},"last_response_status":{"type":["integer","null"],"format":"int32","description":"The HTTP status of the last attempt; null when there was no answer (timeout, connection refused, address refused).","minimum":100,"maximum":599},"last_error":{"type":["string","null"],"description":"Why the last attempt failed.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"last_attempt_at":{"type":["string","null"],"format":"date-time","maxLength":40},"next_attempt_at":{"type":["string","null"],"format":"date-time","description":"When the next attempt is due (pending only).","maxLength":40},"delivered_at":{"type":["string","null"],"format":"date-time","maxLength":40},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
 
-function validate1010(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1011(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1010.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate1010.errors = vErrors;
-return errors === 0;
-}
-validate1010.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate1009(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/createWebhookEndpoint__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1009.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate1010(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1010.errors : vErrors.concat(validate1010.errors);
-errors = vErrors.length;
-}
-validate1009.errors = vErrors;
-return errors === 0;
-}
-validate1009.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getWebhookEndpoint__200 = validate1013;
-const schema597 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDetail","$id":"https://media-api.local/components/response/getWebhookEndpoint__200"};
-const schema598 = {"description":"An endpoint (without its secret) and its most recent deliveries.","type":"object","additionalProperties":false,"required":["object","id","url","description","event_types","created_at","updated_at","recent_deliveries"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","maxLength":2048},"description":{"type":["string","null"],"maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}},"created_at":{"type":"string","format":"date-time","maxLength":40},"updated_at":{"type":"string","format":"date-time","maxLength":40},"recent_deliveries":{"type":"array","description":"The 20 most recent deliveries to this endpoint, newest first.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookDelivery"}}}};
-const schema600 = {"type":"object","description":"One event sent (or being sent) to one endpoint.","additionalProperties":false,"required":["event_id","event_type","status","attempts","last_response_status","last_error","last_attempt_at","next_attempt_at","delivered_at","created_at"],"properties":{"event_id":{"type":"string","format":"uuid","description":"The event id, sent as `webhook-id` on every attempt.","maxLength":36},"event_type":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"},"status":{"type":"string","description":"pending (being retried), delivered (a 2xx was received) or failed (given up after the last retry, or the URL was refused).","enum":["pending","delivered","failed"]},"attempts":{"type":"integer","format":"int32","minimum":0,"maximum":1000},"last_response_status":{"type":["integer","null"],"format":"int32","description":"The HTTP status of the last attempt; null when there was no answer (timeout, connection refused, address refused).","minimum":100,"maximum":599},"last_error":{"type":["string","null"],"description":"Why the last attempt failed.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"last_attempt_at":{"type":["string","null"],"format":"date-time","maxLength":40},"next_attempt_at":{"type":["string","null"],"format":"date-time","description":"When the next attempt is due (pending only).","maxLength":40},"delivered_at":{"type":["string","null"],"format":"date-time","maxLength":40},"created_at":{"type":"string","format":"date-time","maxLength":40}}};
-
-function validate1015(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1015.evaluated;
+const evaluated0 = validate1011.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -71736,7 +71623,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func10.call(schema600.properties, key0))){
+if(!(func10.call(schema598.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -71795,7 +71682,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((((((((((data1 === "generation.completed") || (data1 === "generation.failed")) || (data1 === "slideshow.completed")) || (data1 === "slideshow.failed")) || (data1 === "faceless_video.completed")) || (data1 === "faceless_video.failed")) || (data1 === "export.completed")) || (data1 === "export.failed")) || (data1 === "publication.completed")) || (data1 === "publication.failed"))){
-const err15 = {instancePath:instancePath+"/event_type",schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema561.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/event_type",schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema559.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -71818,7 +71705,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((data2 === "pending") || (data2 === "delivered")) || (data2 === "failed"))){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema600.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema598.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -71876,7 +71763,7 @@ errors++;
 if(data.last_response_status !== undefined){
 let data4 = data.last_response_status;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err22 = {instancePath:instancePath+"/last_response_status",schemaPath:"#/properties/last_response_status/type",keyword:"type",params:{type: schema600.properties.last_response_status.type},message:"must be integer,null"};
+const err22 = {instancePath:instancePath+"/last_response_status",schemaPath:"#/properties/last_response_status/type",keyword:"type",params:{type: schema598.properties.last_response_status.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -71921,7 +71808,7 @@ errors++;
 if(data.last_error !== undefined){
 let data5 = data.last_error;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err26 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema600.properties.last_error.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/last_error",schemaPath:"#/properties/last_error/type",keyword:"type",params:{type: schema598.properties.last_error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -71956,7 +71843,7 @@ errors++;
 if(data.last_attempt_at !== undefined){
 let data6 = data.last_attempt_at;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err29 = {instancePath:instancePath+"/last_attempt_at",schemaPath:"#/properties/last_attempt_at/type",keyword:"type",params:{type: schema600.properties.last_attempt_at.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/last_attempt_at",schemaPath:"#/properties/last_attempt_at/type",keyword:"type",params:{type: schema598.properties.last_attempt_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -71991,7 +71878,7 @@ errors++;
 if(data.next_attempt_at !== undefined){
 let data7 = data.next_attempt_at;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err32 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema600.properties.next_attempt_at.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: schema598.properties.next_attempt_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -72026,7 +71913,7 @@ errors++;
 if(data.delivered_at !== undefined){
 let data8 = data.delivered_at;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err35 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema600.properties.delivered_at.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/delivered_at",schemaPath:"#/properties/delivered_at/type",keyword:"type",params:{type: schema598.properties.delivered_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -72104,16 +71991,16 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate1015.errors = vErrors;
+validate1011.errors = vErrors;
 return errors === 0;
 }
-validate1015.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1011.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1014(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1010(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1014.evaluated;
+const evaluated0 = validate1010.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -72309,7 +72196,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema598.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema596.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -72378,7 +72265,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema561.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema559.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -72505,8 +72392,8 @@ errors++;
 }
 const len1 = data8.length;
 for(let i2=0; i2<len1; i2++){
-if(!(validate1015(data8[i2], {instancePath:instancePath+"/recent_deliveries/" + i2,parentData:data8,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1015.errors : vErrors.concat(validate1015.errors);
+if(!(validate1011(data8[i2], {instancePath:instancePath+"/recent_deliveries/" + i2,parentData:data8,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1011.errors : vErrors.concat(validate1011.errors);
 errors = vErrors.length;
 }
 }
@@ -72533,34 +72420,250 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate1014.errors = vErrors;
+validate1010.errors = vErrors;
 return errors === 0;
 }
-validate1014.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1010.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1013(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1009(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1013.evaluated;
+const evaluated0 = validate1009.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1014(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1014.errors : vErrors.concat(validate1014.errors);
+if(!(validate1010(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1010.errors : vErrors.concat(validate1010.errors);
 errors = vErrors.length;
 }
-validate1013.errors = vErrors;
+validate1009.errors = vErrors;
 return errors === 0;
 }
-validate1013.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1009.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__400 = validate1018;
-const schema602 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__400"};
+exports.getWebhookEndpoint__400 = validate1014;
+const schema600 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__400"};
+
+function validate1015(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1015.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate1015.errors = vErrors;
+return errors === 0;
+}
+validate1015.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1014(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1014.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1015(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1015.errors : vErrors.concat(validate1015.errors);
+errors = vErrors.length;
+}
+validate1014.errors = vErrors;
+return errors === 0;
+}
+validate1014.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getWebhookEndpoint__401 = validate1018;
+const schema602 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__401"};
 
 function validate1019(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72756,7 +72859,7 @@ validate1019.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1018(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__400" */;
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1018.evaluated;
@@ -72775,8 +72878,8 @@ return errors === 0;
 }
 validate1018.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__401 = validate1022;
-const schema604 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__401"};
+exports.getWebhookEndpoint__402 = validate1022;
+const schema604 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__402"};
 
 function validate1023(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -72972,7 +73075,7 @@ validate1023.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1022(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__401" */;
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1022.evaluated;
@@ -72991,8 +73094,8 @@ return errors === 0;
 }
 validate1022.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__402 = validate1026;
-const schema606 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__402"};
+exports.getWebhookEndpoint__403 = validate1026;
+const schema606 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__403"};
 
 function validate1027(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73188,7 +73291,7 @@ validate1027.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1026(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__402" */;
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1026.evaluated;
@@ -73207,8 +73310,8 @@ return errors === 0;
 }
 validate1026.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__403 = validate1030;
-const schema608 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__403"};
+exports.getWebhookEndpoint__404 = validate1030;
+const schema608 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__404"};
 
 function validate1031(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73404,7 +73507,7 @@ validate1031.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1030(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__403" */;
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1030.evaluated;
@@ -73423,8 +73526,8 @@ return errors === 0;
 }
 validate1030.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__404 = validate1034;
-const schema610 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__404"};
+exports.getWebhookEndpoint__429 = validate1034;
+const schema610 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__429"};
 
 function validate1035(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73620,7 +73723,7 @@ validate1035.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1034(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__404" */;
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1034.evaluated;
@@ -73639,8 +73742,8 @@ return errors === 0;
 }
 validate1034.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__429 = validate1038;
-const schema612 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__429"};
+exports.getWebhookEndpoint__500 = validate1038;
+const schema612 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__500"};
 
 function validate1039(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -73836,7 +73939,7 @@ validate1039.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1038(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__429" */;
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1038.evaluated;
@@ -73855,8 +73958,8 @@ return errors === 0;
 }
 validate1038.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__500 = validate1042;
-const schema614 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__500"};
+exports.getWebhookEndpoint__503 = validate1042;
+const schema614 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__503"};
 
 function validate1043(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74052,7 +74155,7 @@ validate1043.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1042(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__500" */;
+/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1042.evaluated;
@@ -74071,13 +74174,168 @@ return errors === 0;
 }
 validate1042.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getWebhookEndpoint__503 = validate1046;
-const schema616 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getWebhookEndpoint__503"};
+exports.deleteWebhookEndpoint__200 = validate1046;
+const schema616 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDeleted","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__200"};
+const schema617 = {"type":"object","description":"A deleted webhook endpoint.","additionalProperties":false,"required":["object","id","deleted"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"deleted":{"type":"boolean","const":true}}};
 
-function validate1047(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1046(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1047.evaluated;
+const evaluated0 = validate1046.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.deleted === undefined){
+const err2 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/required",keyword:"required",params:{missingProperty: "deleted"},message:"must have required property '"+"deleted"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "object") || (key0 === "id")) || (key0 === "deleted"))){
+const err3 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if("webhook_endpoint" !== data0){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/object/const",keyword:"const",params:{allowedValue: "webhook_endpoint"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err6 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(formats66.test(data1))){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.deleted !== undefined){
+let data2 = data.deleted;
+if(typeof data2 !== "boolean"){
+const err9 = {instancePath:instancePath+"/deleted",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(true !== data2){
+const err10 = {instancePath:instancePath+"/deleted",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate1046.errors = vErrors;
+return errors === 0;
+}
+validate1046.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.deleteWebhookEndpoint__400 = validate1047;
+const schema618 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__400"};
+
+function validate1048(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1048.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -74261,189 +74519,34 @@ vErrors.push(err14);
 }
 errors++;
 }
+validate1048.errors = vErrors;
+return errors === 0;
+}
+validate1048.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1047(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1047.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1048(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1048.errors : vErrors.concat(validate1048.errors);
+errors = vErrors.length;
+}
 validate1047.errors = vErrors;
 return errors === 0;
 }
 validate1047.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate1046(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getWebhookEndpoint__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1046.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate1047(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1047.errors : vErrors.concat(validate1047.errors);
-errors = vErrors.length;
-}
-validate1046.errors = vErrors;
-return errors === 0;
-}
-validate1046.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.deleteWebhookEndpoint__200 = validate1050;
-const schema618 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointDeleted","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__200"};
-const schema619 = {"type":"object","description":"A deleted webhook endpoint.","additionalProperties":false,"required":["object","id","deleted"],"properties":{"object":{"type":"string","const":"webhook_endpoint"},"id":{"type":"string","format":"uuid","maxLength":36},"deleted":{"type":"boolean","const":true}}};
-
-function validate1050(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1050.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object === undefined){
-const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id === undefined){
-const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.deleted === undefined){
-const err2 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/required",keyword:"required",params:{missingProperty: "deleted"},message:"must have required property '"+"deleted"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((key0 === "object") || (key0 === "id")) || (key0 === "deleted"))){
-const err3 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.object !== undefined){
-let data0 = data.object;
-if(typeof data0 !== "string"){
-const err4 = {instancePath:instancePath+"/object",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if("webhook_endpoint" !== data0){
-const err5 = {instancePath:instancePath+"/object",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/object/const",keyword:"const",params:{allowedValue: "webhook_endpoint"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-let data1 = data.id;
-if(typeof data1 === "string"){
-if(func1(data1) > 36){
-const err6 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(!(formats66.test(data1))){
-const err7 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.deleted !== undefined){
-let data2 = data.deleted;
-if(typeof data2 !== "boolean"){
-const err9 = {instancePath:instancePath+"/deleted",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(true !== data2){
-const err10 = {instancePath:instancePath+"/deleted",schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/properties/deleted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-else {
-const err11 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/WebhookEndpointDeleted/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-validate1050.errors = vErrors;
-return errors === 0;
-}
-validate1050.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.deleteWebhookEndpoint__400 = validate1051;
-const schema620 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__400"};
+exports.deleteWebhookEndpoint__401 = validate1051;
+const schema620 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__401"};
 
 function validate1052(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74639,7 +74742,7 @@ validate1052.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1051(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__400" */;
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1051.evaluated;
@@ -74658,8 +74761,8 @@ return errors === 0;
 }
 validate1051.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.deleteWebhookEndpoint__401 = validate1055;
-const schema622 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__401"};
+exports.deleteWebhookEndpoint__402 = validate1055;
+const schema622 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__402"};
 
 function validate1056(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -74855,7 +74958,7 @@ validate1056.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1055(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__401" */;
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1055.evaluated;
@@ -74874,8 +74977,8 @@ return errors === 0;
 }
 validate1055.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.deleteWebhookEndpoint__402 = validate1059;
-const schema624 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__402"};
+exports.deleteWebhookEndpoint__403 = validate1059;
+const schema624 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__403"};
 
 function validate1060(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75071,7 +75174,7 @@ validate1060.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1059(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__402" */;
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1059.evaluated;
@@ -75090,8 +75193,8 @@ return errors === 0;
 }
 validate1059.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.deleteWebhookEndpoint__403 = validate1063;
-const schema626 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__403"};
+exports.deleteWebhookEndpoint__404 = validate1063;
+const schema626 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__404"};
 
 function validate1064(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75287,7 +75390,7 @@ validate1064.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1063(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__403" */;
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1063.evaluated;
@@ -75306,8 +75409,8 @@ return errors === 0;
 }
 validate1063.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.deleteWebhookEndpoint__404 = validate1067;
-const schema628 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__404"};
+exports.deleteWebhookEndpoint__429 = validate1067;
+const schema628 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__429"};
 
 function validate1068(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75503,7 +75606,7 @@ validate1068.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1067(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__404" */;
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1067.evaluated;
@@ -75522,8 +75625,8 @@ return errors === 0;
 }
 validate1067.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.deleteWebhookEndpoint__429 = validate1071;
-const schema630 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__429"};
+exports.deleteWebhookEndpoint__500 = validate1071;
+const schema630 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__500"};
 
 function validate1072(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75719,7 +75822,7 @@ validate1072.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1071(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__429" */;
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1071.evaluated;
@@ -75738,8 +75841,8 @@ return errors === 0;
 }
 validate1071.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.deleteWebhookEndpoint__500 = validate1075;
-const schema632 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__500"};
+exports.deleteWebhookEndpoint__503 = validate1075;
+const schema632 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__503"};
 
 function validate1076(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -75935,7 +76038,7 @@ validate1076.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1075(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__500" */;
+/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1075.evaluated;
@@ -75954,229 +76057,13 @@ return errors === 0;
 }
 validate1075.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.deleteWebhookEndpoint__503 = validate1079;
-const schema634 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/deleteWebhookEndpoint__503"};
+exports.rotateWebhookEndpointSecret__200 = validate1079;
+const schema634 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__200"};
 
 function validate1080(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1080.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate1080.errors = vErrors;
-return errors === 0;
-}
-validate1080.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate1079(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/deleteWebhookEndpoint__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1079.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate1080(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1080.errors : vErrors.concat(validate1080.errors);
-errors = vErrors.length;
-}
-validate1079.errors = vErrors;
-return errors === 0;
-}
-validate1079.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.rotateWebhookEndpointSecret__200 = validate1083;
-const schema636 = {"$ref":"https://media-api.local/components#/$defs/WebhookEndpointWithSecret","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__200"};
-
-function validate1084(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1084.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -76372,7 +76259,7 @@ errors++;
 if(data.description !== undefined){
 let data3 = data.description;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema577.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: schema575.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -76441,7 +76328,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((((((data5 === "generation.completed") || (data5 === "generation.failed")) || (data5 === "slideshow.completed")) || (data5 === "slideshow.failed")) || (data5 === "faceless_video.completed")) || (data5 === "faceless_video.failed")) || (data5 === "export.completed")) || (data5 === "export.failed")) || (data5 === "publication.completed")) || (data5 === "publication.failed"))){
-const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema561.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema559.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -76576,7 +76463,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!pattern315.test(data8)){
+if(!pattern314.test(data8)){
 const err34 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/pattern",keyword:"pattern",params:{pattern: "^whsec_[A-Za-z0-9+/=]+$"},message:"must match pattern \""+"^whsec_[A-Za-z0-9+/=]+$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -76609,14 +76496,36 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate1084.errors = vErrors;
+validate1080.errors = vErrors;
 return errors === 0;
 }
-validate1084.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1080.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+
+function validate1079(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1079.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1080(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1080.errors : vErrors.concat(validate1080.errors);
+errors = vErrors.length;
+}
+validate1079.errors = vErrors;
+return errors === 0;
+}
+validate1079.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__400 = validate1082;
+const schema637 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__400"};
 
 function validate1083(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__200" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1083.evaluated;
@@ -76626,17 +76535,211 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1084(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1084.errors : vErrors.concat(validate1084.errors);
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.error === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "error")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data0 = data.error;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.code === undefined){
+const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.message === undefined){
+const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.retryable === undefined){
+const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.context === undefined){
+const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
+const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.message !== undefined){
+let data2 = data0.message;
+if(typeof data2 === "string"){
+if(func1(data2) > 2000){
+const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern21.test(data2)){
+const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.retryable !== undefined){
+if(typeof data0.retryable !== "boolean"){
+const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.context !== undefined){
+if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate1083.errors = vErrors;
 return errors === 0;
 }
 validate1083.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__400 = validate1086;
-const schema639 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__400"};
+
+function validate1082(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1082.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1083(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1083.errors : vErrors.concat(validate1083.errors);
+errors = vErrors.length;
+}
+validate1082.errors = vErrors;
+return errors === 0;
+}
+validate1082.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.rotateWebhookEndpointSecret__401 = validate1086;
+const schema639 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__401"};
 
 function validate1087(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -76832,7 +76935,7 @@ validate1087.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1086(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__400" */;
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__401" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1086.evaluated;
@@ -76851,8 +76954,8 @@ return errors === 0;
 }
 validate1086.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__401 = validate1090;
-const schema641 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__401"};
+exports.rotateWebhookEndpointSecret__402 = validate1090;
+const schema641 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__402"};
 
 function validate1091(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77048,7 +77151,7 @@ validate1091.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1090(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__401" */;
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__402" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1090.evaluated;
@@ -77067,8 +77170,8 @@ return errors === 0;
 }
 validate1090.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__402 = validate1094;
-const schema643 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__402"};
+exports.rotateWebhookEndpointSecret__403 = validate1094;
+const schema643 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__403"};
 
 function validate1095(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77264,7 +77367,7 @@ validate1095.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1094(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__402" */;
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__403" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1094.evaluated;
@@ -77283,8 +77386,8 @@ return errors === 0;
 }
 validate1094.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__403 = validate1098;
-const schema645 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__403"};
+exports.rotateWebhookEndpointSecret__404 = validate1098;
+const schema645 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__404"};
 
 function validate1099(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77480,7 +77583,7 @@ validate1099.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1098(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__403" */;
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__404" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1098.evaluated;
@@ -77499,8 +77602,8 @@ return errors === 0;
 }
 validate1098.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__404 = validate1102;
-const schema647 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__404"};
+exports.rotateWebhookEndpointSecret__429 = validate1102;
+const schema647 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__429"};
 
 function validate1103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77696,7 +77799,7 @@ validate1103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__404" */;
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1102.evaluated;
@@ -77715,8 +77818,8 @@ return errors === 0;
 }
 validate1102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__429 = validate1106;
-const schema649 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__429"};
+exports.rotateWebhookEndpointSecret__500 = validate1106;
+const schema649 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__500"};
 
 function validate1107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -77912,7 +78015,7 @@ validate1107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__429" */;
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1106.evaluated;
@@ -77931,8 +78034,8 @@ return errors === 0;
 }
 validate1106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__500 = validate1110;
-const schema651 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__500"};
+exports.rotateWebhookEndpointSecret__503 = validate1110;
+const schema651 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__503"};
 
 function validate1111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78128,7 +78231,7 @@ validate1111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__500" */;
+/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1110.evaluated;
@@ -78147,13 +78250,90 @@ return errors === 0;
 }
 validate1110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.rotateWebhookEndpointSecret__503 = validate1114;
-const schema653 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/rotateWebhookEndpointSecret__503"};
+exports.getHealth__200 = validate1114;
+const schema653 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
+const schema654 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
 
-function validate1115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__200" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1115.evaluated;
+const evaluated0 = validate1114.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "status")){
+const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!(data0 === "ok")){
+const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema654.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate1114.errors = vErrors;
+return errors === 0;
+}
+validate1114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getHealth__400 = validate1115;
+const schema655 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
+
+function validate1116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -78337,111 +78517,34 @@ vErrors.push(err14);
 }
 errors++;
 }
+validate1116.errors = vErrors;
+return errors === 0;
+}
+validate1116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getHealth__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1115.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1116(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1116.errors : vErrors.concat(validate1116.errors);
+errors = vErrors.length;
+}
 validate1115.errors = vErrors;
 return errors === 0;
 }
 validate1115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate1114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/rotateWebhookEndpointSecret__503" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1114.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate1115(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1115.errors : vErrors.concat(validate1115.errors);
-errors = vErrors.length;
-}
-validate1114.errors = vErrors;
-return errors === 0;
-}
-validate1114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getHealth__200 = validate1118;
-const schema655 = {"$ref":"https://media-api.local/components#/$defs/Health","$id":"https://media-api.local/components/response/getHealth__200"};
-const schema656 = {"type":"object","description":"The process is alive.","additionalProperties":false,"required":["status"],"properties":{"status":{"type":"string","enum":["ok"]}}};
-
-function validate1118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1118.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status === undefined){
-const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "status")){
-const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(!(data0 === "ok")){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/Health/properties/status/enum",keyword:"enum",params:{allowedValues: schema656.properties.status.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate1118.errors = vErrors;
-return errors === 0;
-}
-validate1118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getHealth__400 = validate1119;
-const schema657 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__400"};
+exports.getHealth__429 = validate1119;
+const schema657 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
 
 function validate1120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78637,7 +78740,7 @@ validate1120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__400" */;
+/*# sourceURL="https://media-api.local/components/response/getHealth__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1119.evaluated;
@@ -78656,8 +78759,8 @@ return errors === 0;
 }
 validate1119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__429 = validate1123;
-const schema659 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__429"};
+exports.getHealth__500 = validate1123;
+const schema659 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
 
 function validate1124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -78853,7 +78956,7 @@ validate1124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__429" */;
+/*# sourceURL="https://media-api.local/components/response/getHealth__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1123.evaluated;
@@ -78872,13 +78975,280 @@ return errors === 0;
 }
 validate1123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getHealth__500 = validate1127;
-const schema661 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getHealth__500"};
+exports.getReadiness__200 = validate1127;
+const schema661 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
+const schema662 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
+const schema663 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
 
 function validate1128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1128.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.checks === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "checks"},message:"must have required property '"+"checks"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "status") || (key0 === "checks"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(data0 === "ready")){
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema662.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.checks !== undefined){
+let data1 = data.checks;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.database === undefined){
+const err5 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "database"},message:"must have required property '"+"database"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.migrations === undefined){
+const err6 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "migrations"},message:"must have required property '"+"migrations"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.queue === undefined){
+const err7 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1.accepting === undefined){
+const err8 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "accepting"},message:"must have required property '"+"accepting"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key1 in data1){
+if(!((((key1 === "database") || (key1 === "migrations")) || (key1 === "queue")) || (key1 === "accepting"))){
+const err9 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data1.database !== undefined){
+let data2 = data1.database;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!((data2 === "ok") || (data2 === "failing"))){
+const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema663.properties.database.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data1.migrations !== undefined){
+let data3 = data1.migrations;
+if(typeof data3 !== "string"){
+const err12 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!((data3 === "ok") || (data3 === "failing"))){
+const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema663.properties.migrations.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data1.queue !== undefined){
+let data4 = data1.queue;
+if(typeof data4 !== "string"){
+const err14 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!((data4 === "ok") || (data4 === "failing"))){
+const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema663.properties.queue.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data1.accepting !== undefined){
+let data5 = data1.accepting;
+if(typeof data5 !== "string"){
+const err16 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!((data5 === "ok") || (data5 === "failing"))){
+const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema663.properties.accepting.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate1128.errors = vErrors;
+return errors === 0;
+}
+validate1128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getReadiness__200" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1127.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1128(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1128.errors : vErrors.concat(validate1128.errors);
+errors = vErrors.length;
+}
+validate1127.errors = vErrors;
+return errors === 0;
+}
+validate1127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__400 = validate1130;
+const schema664 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
+
+function validate1131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -79062,301 +79432,34 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate1128.errors = vErrors;
-return errors === 0;
-}
-validate1128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate1127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getHealth__500" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1127.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate1128(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1128.errors : vErrors.concat(validate1128.errors);
-errors = vErrors.length;
-}
-validate1127.errors = vErrors;
-return errors === 0;
-}
-validate1127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.getReadiness__200 = validate1131;
-const schema663 = {"$ref":"https://media-api.local/components#/$defs/Readiness","$id":"https://media-api.local/components/response/getReadiness__200"};
-const schema664 = {"type":"object","description":"The process is ready to serve, and the checks that say so.","additionalProperties":false,"required":["status","checks"],"properties":{"status":{"type":"string","enum":["ready"]},"checks":{"$ref":"https://media-api.local/components#/$defs/ReadinessChecks"}}};
-const schema665 = {"type":"object","description":"Each readiness check, ok or failing.","additionalProperties":false,"required":["database","migrations","queue","accepting"],"properties":{"database":{"type":"string","description":"The database answers a query within 2 seconds.","enum":["ok","failing"]},"migrations":{"type":"string","description":"Every database migration this version of the service needs is applied.","enum":["ok","failing"]},"queue":{"type":"string","description":"The job queue (pg-boss) is started.","enum":["ok","failing"]},"accepting":{"type":"string","description":"The process is not shutting down.","enum":["ok","failing"]}}};
-
-function validate1132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1132.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.checks === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "checks"},message:"must have required property '"+"checks"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "status") || (key0 === "checks"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(!(data0 === "ready")){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema664.properties.status.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.checks !== undefined){
-let data1 = data.checks;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.database === undefined){
-const err5 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "database"},message:"must have required property '"+"database"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(data1.migrations === undefined){
-const err6 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "migrations"},message:"must have required property '"+"migrations"+"'"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if(data1.queue === undefined){
-const err7 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data1.accepting === undefined){
-const err8 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/required",keyword:"required",params:{missingProperty: "accepting"},message:"must have required property '"+"accepting"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-for(const key1 in data1){
-if(!((((key1 === "database") || (key1 === "migrations")) || (key1 === "queue")) || (key1 === "accepting"))){
-const err9 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-if(data1.database !== undefined){
-let data2 = data1.database;
-if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(!((data2 === "ok") || (data2 === "failing"))){
-const err11 = {instancePath:instancePath+"/checks/database",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/database/enum",keyword:"enum",params:{allowedValues: schema665.properties.database.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data1.migrations !== undefined){
-let data3 = data1.migrations;
-if(typeof data3 !== "string"){
-const err12 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(!((data3 === "ok") || (data3 === "failing"))){
-const err13 = {instancePath:instancePath+"/checks/migrations",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/migrations/enum",keyword:"enum",params:{allowedValues: schema665.properties.migrations.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(data1.queue !== undefined){
-let data4 = data1.queue;
-if(typeof data4 !== "string"){
-const err14 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(!((data4 === "ok") || (data4 === "failing"))){
-const err15 = {instancePath:instancePath+"/checks/queue",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/queue/enum",keyword:"enum",params:{allowedValues: schema665.properties.queue.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data1.accepting !== undefined){
-let data5 = data1.accepting;
-if(typeof data5 !== "string"){
-const err16 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if(!((data5 === "ok") || (data5 === "failing"))){
-const err17 = {instancePath:instancePath+"/checks/accepting",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/properties/accepting/enum",keyword:"enum",params:{allowedValues: schema665.properties.accepting.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-}
-else {
-const err18 = {instancePath:instancePath+"/checks",schemaPath:"https://media-api.local/components#/$defs/ReadinessChecks/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-validate1132.errors = vErrors;
-return errors === 0;
-}
-validate1132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate1131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getReadiness__200" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1131.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate1132(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1132.errors : vErrors.concat(validate1132.errors);
-errors = vErrors.length;
-}
 validate1131.errors = vErrors;
 return errors === 0;
 }
 validate1131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__400 = validate1134;
-const schema666 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__400"};
+
+function validate1130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/getReadiness__400" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1130.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1131(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1131.errors : vErrors.concat(validate1131.errors);
+errors = vErrors.length;
+}
+validate1130.errors = vErrors;
+return errors === 0;
+}
+validate1130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.getReadiness__429 = validate1134;
+const schema666 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
 
 function validate1135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -79552,7 +79655,7 @@ validate1135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getReadiness__400" */;
+/*# sourceURL="https://media-api.local/components/response/getReadiness__429" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1134.evaluated;
@@ -79571,8 +79674,8 @@ return errors === 0;
 }
 validate1134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__429 = validate1138;
-const schema668 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__429"};
+exports.getReadiness__500 = validate1138;
+const schema668 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
 
 function validate1139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -79768,7 +79871,7 @@ validate1139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getReadiness__429" */;
+/*# sourceURL="https://media-api.local/components/response/getReadiness__500" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1138.evaluated;
@@ -79787,8 +79890,8 @@ return errors === 0;
 }
 validate1138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__500 = validate1142;
-const schema670 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__500"};
+exports.getReadiness__503 = validate1142;
+const schema670 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
 
 function validate1143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -79984,7 +80087,7 @@ validate1143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getReadiness__500" */;
+/*# sourceURL="https://media-api.local/components/response/getReadiness__503" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1142.evaluated;
@@ -80003,8 +80106,8 @@ return errors === 0;
 }
 validate1142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.getReadiness__503 = validate1146;
-const schema672 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/getReadiness__503"};
+exports.ErrorResponse = validate1146;
+const schema672 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
 
 function validate1147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80200,7 +80303,7 @@ validate1147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 
 
 function validate1146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/getReadiness__503" */;
+/*# sourceURL="https://media-api.local/components/response/ErrorResponse" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1146.evaluated;
@@ -80219,230 +80322,14 @@ return errors === 0;
 }
 validate1146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ErrorResponse = validate1150;
-const schema674 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/ErrorResponse"};
+exports.mcp__get_workspace = validate1150;
+const schema674 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
+const schema675 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
 
 function validate1151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1151.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.error === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "error")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data0 = data.error;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.code === undefined){
-const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.message === undefined){
-const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data0.retryable === undefined){
-const err4 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(data0.context === undefined){
-const err5 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-for(const key1 in data0){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err6 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data0.code !== undefined){
-let data1 = data0.code;
-if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((data1 === "unauthorized") || (data1 === "invalid_api_key")) || (data1 === "forbidden")) || (data1 === "payment_required")) || (data1 === "insufficient_credits")) || (data1 === "bad_request")) || (data1 === "idempotency_conflict")) || (data1 === "conflict")) || (data1 === "rate_limited")) || (data1 === "not_found")) || (data1 === "method_not_allowed")) || (data1 === "server_error")) || (data1 === "not_implemented")) || (data1 === "payload_too_large")) || (data1 === "unsupported_media_type")) || (data1 === "request_timeout")) || (data1 === "service_unavailable"))){
-const err8 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema42.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data0.message !== undefined){
-let data2 = data0.message;
-if(typeof data2 === "string"){
-if(func1(data2) > 2000){
-const err9 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!pattern21.test(data2)){
-const err10 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/error/message",schemaPath:"#/properties/error/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data0.retryable !== undefined){
-if(typeof data0.retryable !== "boolean"){
-const err12 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-if(data0.context !== undefined){
-if(!(validate33(data0.context, {instancePath:instancePath+"/error/context",parentData:data0,parentDataProperty:"context",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-validate1151.errors = vErrors;
-return errors === 0;
-}
-validate1151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate1150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/response/ErrorResponse" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1150.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate1151(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1151.errors : vErrors.concat(validate1151.errors);
-errors = vErrors.length;
-}
-validate1150.errors = vErrors;
-return errors === 0;
-}
-validate1150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.mcp__get_workspace = validate1154;
-const schema676 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
-const schema677 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
-
-function validate1155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -80665,7 +80552,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data4 === "paid") || (data4 === "none"))){
-const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema677.properties.plan.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema675.properties.plan.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -80800,42 +80687,42 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate1155.errors = vErrors;
+validate1151.errors = vErrors;
 return errors === 0;
 }
-validate1155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1154.evaluated;
+const evaluated0 = validate1150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1155(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1155.errors : vErrors.concat(validate1155.errors);
+if(!(validate1151(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1151.errors : vErrors.concat(validate1151.errors);
 errors = vErrors.length;
 }
-validate1154.errors = vErrors;
+validate1150.errors = vErrors;
 return errors === 0;
 }
-validate1154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate1157;
-const schema679 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
-const schema680 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
-const schema681 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
-const schema682 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate1153;
+const schema677 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
+const schema678 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
+const schema679 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
+const schema680 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate1159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1159.evaluated;
+const evaluated0 = validate1155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -80963,7 +80850,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest")) || (data1 === "facebook"))){
-const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema682.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema680.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -81011,7 +80898,7 @@ errors++;
 if(data.display_name !== undefined){
 let data3 = data.display_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema681.properties.display_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema679.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -81046,7 +80933,7 @@ errors++;
 if(data.avatar_url !== undefined){
 let data4 = data.avatar_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema681.properties.avatar_url.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema679.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -81091,7 +80978,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "connected") || (data5 === "reauthorization_required"))){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema681.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema679.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -81112,16 +80999,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate1159.errors = vErrors;
+validate1155.errors = vErrors;
 return errors === 0;
 }
-validate1159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1158.evaluated;
+const evaluated0 = validate1154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -81199,8 +81086,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate1159(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1159.errors : vErrors.concat(validate1159.errors);
+if(!(validate1155(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1155.errors : vErrors.concat(validate1155.errors);
 errors = vErrors.length;
 }
 }
@@ -81227,41 +81114,41 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate1158.errors = vErrors;
+validate1154.errors = vErrors;
 return errors === 0;
 }
-validate1158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1157.evaluated;
+const evaluated0 = validate1153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1158(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1158.errors : vErrors.concat(validate1158.errors);
+if(!(validate1154(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1154.errors : vErrors.concat(validate1154.errors);
 errors = vErrors.length;
 }
-validate1157.errors = vErrors;
+validate1153.errors = vErrors;
 return errors === 0;
 }
-validate1157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate1162;
-const schema683 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
-const schema684 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
-const schema685 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
+exports.mcp__publish_media_to_social = validate1158;
+const schema681 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
+const schema682 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
+const schema683 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
 
-function validate1164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1164.evaluated;
+const evaluated0 = validate1160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -81379,7 +81266,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest")) || (data1 === "facebook"))){
-const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema682.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema680.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -81402,7 +81289,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "published") || (data2 === "queued")) || (data2 === "failed"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema685.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema683.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -81415,7 +81302,7 @@ errors++;
 if(data.post_url !== undefined){
 let data3 = data.post_url;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema685.properties.post_url.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema683.properties.post_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -81684,16 +81571,16 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate1164.errors = vErrors;
+validate1160.errors = vErrors;
 return errors === 0;
 }
-validate1164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1163.evaluated;
+const evaluated0 = validate1159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -81779,7 +81666,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data1 === "published") || (data1 === "queued")) || (data1 === "partial")) || (data1 === "failed"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema684.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema682.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -81804,8 +81691,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate1164(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1164.errors : vErrors.concat(validate1164.errors);
+if(!(validate1160(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1160.errors : vErrors.concat(validate1160.errors);
 errors = vErrors.length;
 }
 }
@@ -81832,41 +81719,41 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate1163.errors = vErrors;
+validate1159.errors = vErrors;
 return errors === 0;
 }
-validate1163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1162.evaluated;
+const evaluated0 = validate1158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1163(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1163.errors : vErrors.concat(validate1163.errors);
+if(!(validate1159(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1159.errors : vErrors.concat(validate1159.errors);
 errors = vErrors.length;
 }
-validate1162.errors = vErrors;
+validate1158.errors = vErrors;
 return errors === 0;
 }
-validate1162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate1167;
-const schema688 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
-const schema689 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
-const schema690 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+exports.mcp__recommend_voice = validate1163;
+const schema686 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
+const schema687 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
+const schema688 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
-function validate1169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1169.evaluated;
+const evaluated0 = validate1165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -82579,16 +82466,16 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate1169.errors = vErrors;
+validate1165.errors = vErrors;
 return errors === 0;
 }
-validate1169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1168.evaluated;
+const evaluated0 = validate1164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -82666,8 +82553,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate1169(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1169.errors : vErrors.concat(validate1169.errors);
+if(!(validate1165(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1165.errors : vErrors.concat(validate1165.errors);
 errors = vErrors.length;
 }
 }
@@ -82694,43 +82581,43 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate1168.errors = vErrors;
+validate1164.errors = vErrors;
 return errors === 0;
 }
-validate1168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1167.evaluated;
+const evaluated0 = validate1163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1168(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1168.errors : vErrors.concat(validate1168.errors);
+if(!(validate1164(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1164.errors : vErrors.concat(validate1164.errors);
 errors = vErrors.length;
 }
-validate1167.errors = vErrors;
+validate1163.errors = vErrors;
 return errors === 0;
 }
-validate1167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate1172;
-const schema692 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
-const schema693 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
-const schema694 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
-const pattern374 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const pattern376 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+exports.mcp__list_editor_sound_effects = validate1168;
+const schema690 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
+const schema691 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
+const schema692 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
+const pattern373 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
+const pattern375 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate1173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1173.evaluated;
+const evaluated0 = validate1169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -82895,7 +82782,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern374.test(data3)){
+if(!pattern373.test(data3)){
 const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -82965,7 +82852,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern376.test(data5)){
+if(!pattern375.test(data5)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -83153,39 +83040,39 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate1173.errors = vErrors;
+validate1169.errors = vErrors;
 return errors === 0;
 }
-validate1173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1172.evaluated;
+const evaluated0 = validate1168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1173(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1173.errors : vErrors.concat(validate1173.errors);
+if(!(validate1169(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1169.errors : vErrors.concat(validate1169.errors);
 errors = vErrors.length;
 }
-validate1172.errors = vErrors;
+validate1168.errors = vErrors;
 return errors === 0;
 }
-validate1172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate1175;
-const schema695 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
+exports.mcp__upload_editor_media_from_url = validate1171;
+const schema693 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
 
-function validate1176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1176.evaluated;
+const evaluated0 = validate1172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -83279,8 +83166,8 @@ errors++;
 }
 }
 if(data.media !== undefined){
-if(!(validate820(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate820.errors : vErrors.concat(validate820.errors);
+if(!(validate816(data.media, {instancePath:instancePath+"/media",parentData:data,parentDataProperty:"media",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate816.errors : vErrors.concat(validate816.errors);
 errors = vErrors.length;
 }
 }
@@ -83290,8 +83177,8 @@ const _errs6 = errors;
 let valid1 = false;
 let passing0 = null;
 const _errs7 = errors;
-if(!(validate444(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate444.errors : vErrors.concat(validate444.errors);
+if(!(validate440(data2, {instancePath:instancePath+"/editor_item",parentData:data,parentDataProperty:"editor_item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate440.errors : vErrors.concat(validate440.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs7 === errors;
@@ -83346,7 +83233,7 @@ vErrors = null;
 if(data.video_id !== undefined){
 let data3 = data.video_id;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema515.properties.video_id.type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: schema513.properties.video_id.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -83391,7 +83278,7 @@ errors++;
 if(data.version !== undefined){
 let data4 = data.version;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema515.properties.version.type},message:"must be integer,null"};
+const err14 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: schema513.properties.version.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -83444,29 +83331,29 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate1176.errors = vErrors;
+validate1172.errors = vErrors;
 return errors === 0;
 }
-validate1176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1175.evaluated;
+const evaluated0 = validate1171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1176(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1176.errors : vErrors.concat(validate1176.errors);
+if(!(validate1172(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1172.errors : vErrors.concat(validate1172.errors);
 errors = vErrors.length;
 }
-validate1175.errors = vErrors;
+validate1171.errors = vErrors;
 return errors === 0;
 }
-validate1175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -74,7 +74,6 @@ declare const validators: {
   "createFacelessVideo__415": ValidateFunction;
   "createFacelessVideo__429": ValidateFunction;
   "createFacelessVideo__500": ValidateFunction;
-  "createFacelessVideo__501": ValidateFunction;
   "createFacelessVideo__503": ValidateFunction;
   "getVideo__200": ValidateFunction;
   "getVideo__400": ValidateFunction;

@@ -62,6 +62,8 @@ export interface Config {
   exportConcurrency: number;
   /** Slideshows (slide renders and the carousel MP4) a worker process makes at once. */
   slideshowConcurrency: number;
+  /** Faceless videos a worker process makes at once. */
+  facelessConcurrency: number;
   /** Largest editor upload (multipart; JSON uploads are also capped at 25 MB decoded). */
   editorUploadMaxBytes: number;
   /** Address-space limit of each ffmpeg/ffprobe process, in MiB (0: none). */
@@ -373,6 +375,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     writer: writerConfig(env),
     exportConcurrency: int(env, 'EXPORT_CONCURRENCY', 1, 1, 16),
     slideshowConcurrency: int(env, 'SLIDESHOW_CONCURRENCY', 1, 1, 16),
+    facelessConcurrency: int(env, 'FACELESS_CONCURRENCY', 1, 1, 16),
     editorUploadMaxBytes: int(env, 'EDITOR_UPLOAD_MAX_BYTES', 500 * 1024 * 1024, 1024),
     ffmpegMaxMemoryMb: int(env, 'FFMPEG_MAX_MEMORY_MB', 4096, 0),
     mediaMaxPixels: int(env, 'MEDIA_MAX_PIXELS', 40_000_000, 1),

@@ -789,35 +789,32 @@ export type CreateFacelessVideoRequest = {
     title?: string;
     aspect_ratio?: '9:16' | '16:9';
     /**
-     * Target length in seconds, as a string of digits (seed 4.5), e.g. "26".
+     * Target length in seconds, as a string of digits (seed 4.5), e.g. "26"; 5 to 180 (400 naming duration otherwise). The video is within 10 % of it.
      */
     duration?: string;
+    image_style?: FacelessImageStyle;
     /**
-     * Visual style of the generated imagery (free text, e.g. cinematic, watercolor, 3d render).
-     */
-    image_style?: string;
-    /**
-     * A voices[].id of GET /assets (the voice also sets the price).
+     * A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id).
      */
     voice_id?: string;
     /**
-     * Language of the script and voiceover, e.g. English.
+     * Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language).
      */
     language?: string;
     /**
-     * Public image URLs used as visual references.
+     * Public image URLs (PNG, JPEG or WebP) composited into the scenes, one per scene in turn. Fetched only through the guarded client: a private or loopback address is refused before anything is charged (400 naming the URL); a URL that fails later fails the video (refunded).
      */
     reference_image_urls?: Array<string>;
     /**
-     * Style names for the AI imagery (free text).
+     * Texture motifs drawn over every scene, in the order given (see FacelessAiStyle).
      */
-    selected_ai_styles?: Array<string>;
+    selected_ai_styles?: Array<FacelessAiStyle>;
     /**
-     * Style names for the FLUX-dev imagery (free text).
+     * Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle).
      */
-    selected_flux_dev_styles?: Array<string>;
+    selected_flux_dev_styles?: Array<FacelessFluxDevStyle>;
     /**
-     * A brand_kits[].id of GET /assets.
+     * A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out).
      */
     brand_kit_id?: number;
     /**
@@ -825,6 +822,21 @@ export type CreateFacelessVideoRequest = {
      */
     idempotency_key?: string;
 };
+
+/**
+ * The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.
+ */
+export type FacelessImageStyle = 'cinematic' | 'watercolor' | 'comic' | 'minimal' | 'neon' | 'vintage';
+
+/**
+ * A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines.
+ */
+export type FacelessAiStyle = 'bokeh' | 'geometric' | 'halftone' | 'grain' | 'light_leaks' | 'scanlines';
+
+/**
+ * A colour grade applied to every scene (reference images included). warm: orange tint. cool: blue tint. high_contrast: stretched contrast. muted: desaturated. black_and_white: greyscale. vignette: darkened edges.
+ */
+export type FacelessFluxDevStyle = 'warm' | 'cool' | 'high_contrast' | 'muted' | 'black_and_white' | 'vignette';
 
 /**
  * Response of POST /faceless-videos. Poll GET /videos/{video_id}.
@@ -846,7 +858,7 @@ export type FacelessVideoGeneration = {
 };
 
 /**
- * Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url set) or error (refunded). Editor: always ready (the project exists and opens in the editor; url is null because no export is needed).
+ * Status of a faceless or editor video (GET /videos/{id}). Faceless: queued → generating → completed (url, duration_seconds and size_bytes set) or error (refunded); while generating, `stage` says which step runs (script, scenes, voiceover, captions, render) and `progress` the percent of the whole. A completed faceless video is also an editor project with the same id. Editor: always ready (the project exists and opens in the editor; url is null because no export is needed).
  */
 export type Video = {
     object: 'video';
@@ -862,6 +874,18 @@ export type Video = {
      * Structured failure details when status is error, else null.
      */
     error: FailureDetail | null;
+    /**
+     * Faceless videos only: the step running (or reached when it failed): script, scenes, voiceover, captions or render; null when queued, completed, or for editor videos.
+     */
+    stage?: 'script' | 'scenes' | 'voiceover' | 'captions' | 'render' | null;
+    /**
+     * Length of the MP4 in seconds (faceless videos, when completed).
+     */
+    duration_seconds?: number | null;
+    /**
+     * Size of the MP4 in bytes (faceless videos, when completed).
+     */
+    size_bytes?: number | null;
     /**
      * Percent done, 0 to 100 (100 when completed or ready).
      */
@@ -1136,7 +1160,7 @@ export type AudioRole = 'sound_effect' | 'music' | 'voiceover' | 'voice' | 'sour
 /**
  * Enter/exit animation types.
  */
-export type AnimationType = 'fade' | 'slide' | 'scale' | 'bounce' | 'flip' | 'zoom' | 'glitch' | 'swipe' | 'float' | 'snap';
+export type AnimationType = 'fade' | 'slide' | 'scale' | 'bounce' | 'flip' | 'zoom' | 'glitch' | 'swipe' | 'float' | 'snap' | 'pan';
 
 /**
  * Timeline item id (unique within the project).
@@ -1154,7 +1178,7 @@ export type TrackId = string;
 export type Color = string;
 
 /**
- * An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. direction applies to slide, swipe and float (the direction of the motion; default up). enter and exit together may not be longer than the item.
+ * An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.
  */
 export type Animation = {
     type: AnimationType;
@@ -2831,10 +2855,6 @@ export type CreateFacelessVideoErrors = {
      * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
      */
     500: ErrorResponse;
-    /**
-     * not_implemented: this operation is declared but its capability is not available on this deployment yet.
-     */
-    501: ErrorResponse;
     /**
      * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
      */

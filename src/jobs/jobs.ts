@@ -8,6 +8,7 @@ import { sweepOrphanedMedia } from '../services/assets/orphaned-media.ts';
 import { sweepWorkFolders } from '../media/work-folder.ts';
 import { defineJob, type AnyJob } from './define-job.ts';
 import { editorExportJob } from './editor-export-job.ts';
+import { facelessJob } from './faceless-job.ts';
 import { imageGenerationJob, videoGenerationJob } from './generation-job.ts';
 import { QUEUES } from './queue.ts';
 import { referenceAnalysisJob } from './reference-job.ts';
@@ -64,4 +65,4 @@ export const maintenanceJob = defineJob<object>({
   },
 });
 
-export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, slideshowJob, maintenanceJob, webhookDeliveryJob];
+export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, slideshowJob, facelessJob, maintenanceJob, webhookDeliveryJob];

@@ -15,6 +15,8 @@ export const QUEUES = {
   editorExport: 'editor-export',
   /** Reference inspirations: fetch and check their media. */
   referenceAnalysis: 'reference-analysis',
+  /** Faceless videos: script, scenes, voiceover, captions and render of one video. */
+  faceless: 'faceless',
   /** Housekeeping on a schedule. */
   maintenance: 'maintenance',
   /** Completion webhooks: one job per event and endpoint, retried with backoff for about a day. */
@@ -36,6 +38,7 @@ export const PAYLOAD_VERSIONS: Record<QueueName, number> = {
   [QUEUES.generationVideo]: 1,
   [QUEUES.editorExport]: 1,
   [QUEUES.referenceAnalysis]: 1,
+  [QUEUES.faceless]: 1,
   [QUEUES.maintenance]: 1,
   [QUEUES.webhookDelivery]: 1,
   [QUEUES.slideshow]: 1,

@@ -218,6 +218,17 @@ function warp(a: Animation, entering: boolean, dur: number, fps: number, itemDur
   });
 }
 
+/** How much larger than its box a panning item is drawn. */
+export const PAN_SCALE = 1.12;
+
+/** The item's pan animation (enter or exit), if any: a slow drift instead of a fixed frame. */
+function panOf(item: Item): { a: Animation; entering: boolean } | undefined {
+  if (item.type !== 'image' && item.type !== 'video') return undefined;
+  if (item.animation?.enter?.type === 'pan') return { a: item.animation.enter, entering: true };
+  if (item.animation?.exit?.type === 'pan') return { a: item.animation.exit, entering: false };
+  return undefined;
+}
+
 /** Drawing order, back to front: layer, then track order, then start. */
 export function drawingOrder(items: Item[], tracks: Track[]): Item[] {
   const order = new Map(tracks.map((t) => [t.track_id, t.order]));
@@ -265,7 +276,9 @@ export async function planRender(project: RenderProject, workDir: string, outPat
     const known = itemInput.get(item.item_id);
     if (known !== undefined) return known;
     const idx =
-      m.kind === 'image'
+      m.kind === 'image' && panOf(item)
+        ? input(inputArgs(m, [])) // one decoded frame, looped in the graph (see the pan chain)
+        : m.kind === 'image'
         ? input(inputArgs(m, ['-loop', '1', '-framerate', n(fps), '-t', n(item.duration_seconds)]))
         : input(inputArgs(m, ['-ss', n(item.source_start_seconds), '-t', n(item.duration_seconds * item.playback_rate + 0.25)]));
     itemInput.set(item.item_id, idx);
@@ -298,13 +311,37 @@ export async function planRender(project: RenderProject, workDir: string, outPat
     const dur = item.duration_seconds;
     const t = item.transform;
     const box: Box = { x: Math.round(t.left * W), y: Math.round(t.top * H), w: even(t.width * W), h: even(t.height * H) };
-    const fit = fitFilters(item.fit, m.width ?? W, m.height ?? H, box);
+    const pan = panOf(item);
+    let fit = fitFilters(item.fit, m.width ?? W, m.height ?? H, box);
     const chain: string[] = [];
-    if (m.kind === 'image') chain.push('setpts=PTS-STARTPTS');
-    else {
-      chain.push(`setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`, f('fps', { fps: n(fps) }), f('tpad', { stop_mode: 'clone', stop_duration: n(dur) }));
+    if (pan) {
+      // pan: fitted into a box PAN_SCALE times larger, then a window of the box's size drifts
+      // across it (crop with per-frame x/y). A still image is decoded and fitted once, then looped.
+      const big = fitFilters(item.fit, m.width ?? W, m.height ?? H, { ...box, w: even(box.w * PAN_SCALE), h: even(box.h * PAN_SCALE) });
+      const cw = Math.min(box.w, big.w);
+      const ch = Math.min(box.h, big.h);
+      if (m.kind === 'image') {
+        chain.push(...big.filters, f('loop', { loop: Math.ceil(dur * fps) + 1, size: 1, start: 0 }), `setpts=N/(${n(fps)}*TB)`);
+      } else {
+        chain.push(`setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`, f('fps', { fps: n(fps) }), f('tpad', { stop_mode: 'clone', stop_duration: n(dur) }), ...big.filters);
+      }
+      const { a, entering } = pan;
+      const d = Math.min(dur, a.duration_seconds ?? 0.5);
+      const p = entering ? clip01(`t/${n(d)}`) : clip01(`(t-${n(Math.max(0, dur - d))})/${n(d)}`);
+      const rx = big.w - cw;
+      const ry = big.h - ch;
+      const dir = a.direction ?? 'up';
+      const x = dir === 'left' ? `${rx}*${p}` : dir === 'right' ? `${rx}*(1-${p})` : `${Math.floor(rx / 2)}`;
+      const y = dir === 'up' ? `${ry}*${p}` : dir === 'down' ? `${ry}*(1-${p})` : `${Math.floor(ry / 2)}`;
+      chain.push(f('trim', { duration: n(dur) }), f('crop', { w: cw, h: ch, x, y }), f('format', { pix_fmts: 'yuva420p' }));
+      fit = { filters: [], dx: Math.round((box.w - cw) / 2), dy: Math.round((box.h - ch) / 2), w: cw, h: ch };
+    } else {
+      if (m.kind === 'image') chain.push('setpts=PTS-STARTPTS');
+      else {
+        chain.push(`setpts=(PTS-STARTPTS)/${n(item.playback_rate)}`, f('fps', { fps: n(fps) }), f('tpad', { stop_mode: 'clone', stop_duration: n(dur) }));
+      }
+      chain.push(f('trim', { duration: n(dur) }), ...fit.filters, f('format', { pix_fmts: 'yuva420p' }));
     }
-    chain.push(f('trim', { duration: n(dur) }), ...fit.filters, f('format', { pix_fmts: 'yuva420p' }));
     const enter = item.animation?.enter ?? null;
     const exit = item.animation?.exit ?? null;
     let pad = 0;

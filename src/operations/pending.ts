@@ -3,8 +3,6 @@
 // exactly these. When a capability lands, remove its ids here and the 501 from the spec
 // (boot refuses the server if the two disagree). This is the only source of 501s.
 export const PENDING_OPERATIONS: ReadonlySet<string> = new Set([
-  // Faceless videos
-  'createFacelessVideo',
 ]);
 
 // MCP-only tools (spec: x-mcp-only-tools) whose capability lands in a later issue: they run

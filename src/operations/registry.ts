@@ -8,6 +8,7 @@ import type { AnyHandler, HandlerMap } from './types.ts';
 import { handlers as assets } from './assets.ts';
 import { handlers as catalog } from './catalog.ts';
 import { handlers as editor } from './editor.ts';
+import { handlers as faceless } from './faceless.ts';
 import { handlers as generations } from './generations.ts';
 import { handlers as health } from './health.ts';
 import { handlers as meta } from './meta.ts';
@@ -17,7 +18,7 @@ import { handlers as webhooks } from './webhooks.ts';
 import { handlers as workspace } from './workspace.ts';
 
 /** Every handler module, one per domain (operations and MCP-only tools alike). */
-export const HANDLER_MODULES: Record<string, HandlerMap> = { assets, catalog, editor, generations, health, meta, references, slideshows, webhooks, workspace };
+export const HANDLER_MODULES: Record<string, HandlerMap> = { assets, catalog, editor, faceless, generations, health, meta, references, slideshows, webhooks, workspace };
 
 interface EntryLike {
   operationId: string;

@@ -5,3 +5,4 @@ export * from './mcp.ts';
 export * from './editor.ts';
 export * from './webhooks.ts';
 export * from './slideshows.ts';
+export * from './faceless.ts';

@@ -8,6 +8,7 @@ import type { AppContext } from '../../context.ts';
 import { editorEdits, editorVideos, videos } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { Tx } from '../billing/credits.ts';
+import { facelessStatus } from '../faceless/faceless.ts';
 import { decodeCursor, discardStored, encodeCursor, findMedia, ingest, insertMedia, mediaView, receiveBuffer, type MediaInsert } from './media.ts';
 import { emptyTimeline, FRAME_SIZES, sortedItems, timelineDuration, type Item, type Timeline, type Track } from './model.ts';
 import { applyOperations, EXTERNAL_OPS, OpError, placeMediaItem, type ProjectState } from './operations.ts';
@@ -154,8 +155,11 @@ export async function getVideoStatus(ctx: AppContext, orgId: string, id: number)
     .from(videos)
     .leftJoin(editorVideos, eq(editorVideos.videoId, videos.id))
     .where(and(eq(videos.id, id), eq(videos.orgId, orgId)));
+  if (v?.kind === 'faceless') {
+    const faceless = await facelessStatus(ctx, orgId, id);
+    if (faceless) return faceless;
+  }
   if (!v || v.kind !== 'editor' || v.title === null) {
-    // Faceless videos (a later capability) have no status rows yet.
     throw new ApiError('not_found', `Video ${id} was not found in this workspace`, { resource: 'video', field: 'path.id' });
   }
   return {

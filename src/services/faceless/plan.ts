@@ -1,0 +1,190 @@
+// The pure parts of the faceless pipeline: a narration in parts (hook, beats, call to action),
+// speech rate fitting, caption cues from word timings, scene times and the editor timeline the
+// video is rendered from (and that the editor opens afterwards). No I/O here.
+import type { SpokenWord } from '../../media/tts.ts';
+import { addTrack, baseItem, CAPTION_DEFAULTS, newItemId, t3, type CaptionEntry, type Item, type Timeline } from '../editor/model.ts';
+import { MAX_SPEED, MIN_SPEED } from './requests.ts';
+
+export interface NarrationPart {
+  role: 'hook' | 'beat' | 'cta';
+  text: string;
+  /** A short visual description of the part's scene. */
+  scene: string;
+}
+
+/** Sentences of a text (keeps the end punctuation). */
+export function sentences(text: string): string[] {
+  return text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .split(/(?<=[.!?…。！？])\s+/u)
+    .map((s) => s.trim())
+    .filter((s) => /[\p{L}\p{N}]/u.test(s));
+}
+
+/** Words as the synthesizer's timings count them (whitespace tokens with a letter or digit). */
+export const spokenTokens = (text: string) => (text.match(/\S+/g) ?? []).filter((w) => /[\p{L}\p{N}]/u.test(w));
+
+/**
+ * A given script as parts: its sentences, merged into at most `maxParts` parts of similar
+ * length (each part one scene); the first is the hook, the last the call to action.
+ */
+export function partsFromScript(script: string, maxParts = 7): NarrationPart[] {
+  let list = sentences(script);
+  if (!list.length) list = [script.trim()];
+  while (list.length > maxParts) {
+    // Merge the shortest neighbouring pair.
+    let best = 0;
+    for (let i = 1; i < list.length - 1; i++) if (list[i].length + list[i + 1].length < list[best].length + list[best + 1].length) best = i;
+    list.splice(best, 2, `${list[best]} ${list[best + 1]}`);
+  }
+  return list.map((text, i) => ({ role: i === 0 ? 'hook' : i === list.length - 1 && list.length > 1 ? 'cta' : 'beat', text, scene: text }));
+}
+
+/**
+ * The speech rate that makes a narration of `spokenMs` at speed `speed` last about `share` of
+ * the target (clamped to MIN_SPEED..MAX_SPEED); the same speed when it already fits.
+ */
+export function fitSpeed(spokenMs: number, speed: number, targetMs: number): number {
+  const ideal = targetMs * 0.9;
+  if (spokenMs <= targetMs * 0.96 && spokenMs >= targetMs * 0.6) return speed;
+  return Math.max(MIN_SPEED, Math.min(MAX_SPEED, (speed * spokenMs) / ideal));
+}
+
+/** Where each part starts in the narration (ms), from the words' timings. */
+export function partStarts(parts: NarrationPart[], words: SpokenWord[]): number[] {
+  const starts: number[] = [];
+  let w = 0;
+  for (const p of parts) {
+    starts.push(w < words.length ? words[w].startMs : (words.at(-1)?.endMs ?? 0));
+    w += spokenTokens(p.text).length;
+  }
+  starts[0] = 0;
+  return starts;
+}
+
+/**
+ * Caption cues: up to `maxWords` words each, broken after end punctuation and at part
+ * boundaries; a cue shows from its first word's start to its last word's end (held a little,
+ * never into the next cue), with the words' own times for the karaoke highlight.
+ */
+export function captionCues(parts: NarrationPart[], words: SpokenWord[], maxWords = 4): CaptionEntry[] {
+  const boundaries = new Set<number>();
+  let count = 0;
+  for (const p of parts) {
+    count += spokenTokens(p.text).length;
+    boundaries.add(count);
+  }
+  const cues: CaptionEntry[] = [];
+  let group: SpokenWord[] = [];
+  const flush = () => {
+    if (!group.length) return;
+    cues.push({
+      text: group.map((g) => g.text).join(' '),
+      startMs: Math.round(group[0].startMs),
+      endMs: Math.round(group.at(-1)!.endMs),
+      words: group.map((g) => ({ text: g.text, startMs: Math.round(g.startMs), endMs: Math.round(g.endMs) })),
+    });
+    group = [];
+  };
+  words.forEach((w, i) => {
+    group.push(w);
+    if (group.length >= maxWords || /[.!?…,;:。！？]$/u.test(w.text) || boundaries.has(i + 1)) flush();
+  });
+  flush();
+  for (let i = 0; i < cues.length; i++) {
+    const next = cues[i + 1]?.startMs ?? Infinity;
+    cues[i].endMs = Math.max(cues[i].startMs + 1, Math.min(cues[i].endMs + 150, next));
+  }
+  return cues;
+}
+
+export interface TimelineInput {
+  width: number;
+  height: number;
+  durationSeconds: number;
+  /** Scene images by part (media ids), their start times (ms) and the voiceover. */
+  sceneMediaIds: string[];
+  sceneStartsMs: number[];
+  voice: { mediaId: string; durationMs: number };
+  cues: CaptionEntry[];
+  /** The music bed (ducked under the narration in the file itself). */
+  music?: { mediaId: string; durationMs: number };
+}
+
+const PAN_DIRECTIONS = ['up', 'left', 'down', 'right'] as const;
+
+/** Top of the caption band (fraction of the frame height) for a frame. */
+export const captionTop = (width: number, height: number) => (height > width ? 0.7 : 0.76);
+
+/**
+ * The editor timeline of a faceless video: one image track of scenes (back to back from 0 to
+ * the end, each drifting with a pan), the voiceover on an audio track, and one captions item
+ * over the whole video in the caption band.
+ */
+export function facelessTimeline(input: TimelineInput): Timeline {
+  const tl: Timeline = { tracks: [], items: [], seq: { track: 0, item: 0 } };
+  const scenes = addTrack(tl, 'image');
+  const audio = addTrack(tl, 'audio');
+  const captions = addTrack(tl, 'captions');
+  const D = t3(input.durationSeconds);
+  input.sceneMediaIds.forEach((mediaId, i) => {
+    const from = t3(input.sceneStartsMs[i] / 1000);
+    const end = i + 1 < input.sceneMediaIds.length ? t3(input.sceneStartsMs[i + 1] / 1000) : D;
+    const dur = t3(Math.max(0.1, end - from));
+    tl.items.push(
+      baseItem({
+        item_id: newItemId(tl, 'image'),
+        track_id: scenes.track_id,
+        type: 'image',
+        media_id: mediaId,
+        from_seconds: from,
+        duration_seconds: dur,
+        animation: { enter: { type: 'pan', duration_seconds: t3(Math.min(10, dur)), direction: PAN_DIRECTIONS[i % PAN_DIRECTIONS.length] }, exit: null },
+        layer: 0,
+      }),
+    );
+  });
+  tl.items.push(
+    baseItem({
+      item_id: newItemId(tl, 'audio'),
+      track_id: audio.track_id,
+      type: 'audio',
+      media_id: input.voice.mediaId,
+      from_seconds: 0,
+      duration_seconds: t3(Math.min(D, input.voice.durationMs / 1000)),
+      audio_role: 'voiceover',
+      transform: { left: 0, top: 0, width: 1, height: 1, opacity: 1 },
+    }),
+  );
+  if (input.music) {
+    const music = addTrack(tl, 'audio');
+    tl.items.push(
+      baseItem({
+        item_id: newItemId(tl, 'audio'),
+        track_id: music.track_id,
+        type: 'audio',
+        media_id: input.music.mediaId,
+        from_seconds: 0,
+        duration_seconds: t3(Math.min(D, input.music.durationMs / 1000)),
+        audio_role: 'music',
+        volume_db: -6,
+      }),
+    );
+  }
+  const portrait = input.height > input.width;
+  const top = captionTop(input.width, input.height);
+  const captionItem: Item = baseItem({
+    item_id: newItemId(tl, 'captions'),
+    track_id: captions.track_id,
+    type: 'captions',
+    from_seconds: 0,
+    duration_seconds: D,
+    captions: input.cues,
+    style: { ...CAPTION_DEFAULTS, font_size: portrait ? 84 : 64, stroke_width: 6, top: top + 0.02, highlight_color: '#FFD400', color: '#FFFFFF' },
+    transform: { left: 0.06, top: t3(top + 0.02), width: 0.88, height: portrait ? 0.16 : 0.14, opacity: 1 },
+    layer: 10,
+  });
+  tl.items.push(captionItem);
+  return tl;
+}

@@ -1,0 +1,236 @@
+// POST /faceless-videos, resolved: the request (already schema-valid) checked against the catalog
+// and the workspace, priced server-side and turned into the spec the faceless job works from.
+// Runs as the charged command's `prepare`: every 400/404 here is answered before any charge.
+//
+// Rules (also in the spec's operation description):
+//   - a prompt or a script (non-blank), else 400 naming prompt;
+//   - duration 5–180 seconds (400 naming duration); a script must fit it at the fastest
+//     narration pace (400 naming script);
+//   - language: a name or a BCP 47 tag that some built-in voice speaks (400 naming language);
+//   - voice_id: a built-in voice or a ready custom clone of this workspace (404 naming voice_id),
+//     whose locales speak the language (400 naming voice_id); default: the first voice speaking it;
+//   - brand_kit_id of this workspace (404 naming it); reference_image_urls public (400 naming
+//     the URL), at most 10 (the schema);
+//   - price: the voice's credits_9_16 / credits_16_9 per started 30 seconds of duration.
+import { and, eq } from 'drizzle-orm';
+import type { components } from '../../../generated/openapi.d.ts';
+import type { Db } from '../../db/client.ts';
+import { brandKits, customVoices } from '../../db/schema/index.ts';
+import { ApiError, badRequest } from '../../errors.ts';
+import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
+import type { Priced } from '../billing/charged-command.ts';
+import type { Tx } from '../billing/credits.ts';
+import { supportedWriterLanguage } from '../../providers/writer/index.ts';
+import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
+
+type S = components['schemas'];
+export type CreateFacelessBody = S['CreateFacelessVideoRequest'];
+export type ImageStyle = S['FacelessImageStyle'];
+export type AiStyle = S['FacelessAiStyle'];
+export type FluxStyle = S['FacelessFluxDevStyle'];
+
+export const MIN_DURATION_SECONDS = 5;
+export const MAX_DURATION_SECONDS = 180;
+/** The price unit: a voice's credits buy this many seconds (started units count whole). */
+export const PRICE_UNIT_SECONDS = 30;
+/** Words per second of the local voices at speed 1 (eSpeak NG at 175 wpm, with pauses). */
+export const WORDS_PER_SECOND = 2.6;
+/** The fastest the narration is sped up to fit the duration. */
+export const MAX_SPEED = 1.6;
+export const MIN_SPEED = 0.8;
+
+const LANGUAGE_NAMES: Record<string, string> = {
+  english: 'en',
+  spanish: 'es',
+  espanol: 'es',
+  español: 'es',
+  german: 'de',
+  deutsch: 'de',
+  french: 'fr',
+  français: 'fr',
+  francais: 'fr',
+  portuguese: 'pt',
+  português: 'pt',
+  hindi: 'hi',
+  japanese: 'ja',
+  italian: 'it',
+  italiano: 'it',
+};
+
+/** Everything the job needs; stored on the row (faceless_videos.spec). */
+export interface FacelessSpec {
+  title: string;
+  prompt: string | null;
+  script: string | null;
+  aspectRatio: '9:16' | '16:9';
+  width: number;
+  height: number;
+  durationSeconds: number;
+  /** ISO 639-1 code of the narration and the locale asked for (e.g. en, en-GB). */
+  language: string;
+  locale: string;
+  voice: { id: string; name: string; espeak: string; locale: string[] };
+  imageStyle: ImageStyle;
+  aiStyles: AiStyle[];
+  fluxStyles: FluxStyle[];
+  /** logoUrl: the kit's kit_data.logo_url, drawn on every scene (fetched through the guard). */
+  brandKit?: { id: number; name: string; colors: string[]; logoUrl?: string };
+  referenceUrls: string[];
+}
+
+export interface ResolvedFaceless extends Priced {
+  spec: FacelessSpec;
+}
+
+/** Credits of a faceless video: the voice's price for the aspect ratio per started 30 s. */
+export function facelessPrice(voiceCredits: number, durationSeconds: number): number {
+  return voiceCredits * Math.max(1, Math.ceil(durationSeconds / PRICE_UNIT_SECONDS));
+}
+
+/** `English`, `en`, `en-GB`, `es_MX` → {code: 'en', locale: 'en-GB'}; undefined when unknown. */
+export function parseLanguage(value: string): { code: string; locale: string } | undefined {
+  const v = value.trim().toLowerCase();
+  if (LANGUAGE_NAMES[v]) return { code: LANGUAGE_NAMES[v], locale: LANGUAGE_NAMES[v] };
+  const m = /^([a-z]{2,3})(?:[-_]([a-z0-9]{2,8}))?$/.exec(v);
+  if (!m) return undefined;
+  return { code: m[1], locale: m[2] ? `${m[1]}-${m[2].toUpperCase()}` : m[1] };
+}
+
+const speaks = (locales: readonly string[], code: string) => locales.some((l) => l.toLowerCase().split('-')[0] === code);
+
+const HEX = /^#[0-9a-fA-F]{6}$/;
+function brandColors(kitData: unknown): string[] {
+  const data = (kitData ?? {}) as Record<string, unknown>;
+  const candidates = [
+    ...(Array.isArray(data.colors) ? data.colors : []),
+    data.primary_color,
+    data.secondary_color,
+    data.accent_color,
+    ...(Array.isArray(data.palette) ? data.palette : []),
+  ];
+  return [...new Set(candidates.filter((c): c is string => typeof c === 'string' && HEX.test(c)).map((c) => c.toUpperCase()))];
+}
+
+const words = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).length;
+
+export interface ResolveDeps {
+  db: Db | Tx;
+  fetcher: GuardedFetcher;
+}
+
+export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: CreateFacelessBody): Promise<ResolvedFaceless> {
+  const errors: { field: string; message: string }[] = [];
+  const add = (field: string, message: string) => errors.push({ field: `body.${field}`, message });
+  const prompt = body.prompt?.trim() || null;
+  const script = body.script?.trim() || null;
+  if (!prompt && !script) add('prompt', 'or script is required (at least one, not blank)');
+  const duration = Number(body.duration ?? '26');
+  if (!Number.isInteger(duration) || duration < MIN_DURATION_SECONDS || duration > MAX_DURATION_SECONDS) {
+    add('duration', `must be ${MIN_DURATION_SECONDS} to ${MAX_DURATION_SECONDS} seconds`);
+  } else if (script) {
+    const fits = Math.floor(duration * WORDS_PER_SECOND * MAX_SPEED);
+    if (words(script) > fits) add('script', `has ${words(script)} words; at most ${fits} fit in ${duration} seconds (raise duration or shorten the script)`);
+  }
+  (body.reference_image_urls ?? []).forEach((u, i) => {
+    const problem = deps.fetcher.precheck(u);
+    if (problem) add(`reference_image_urls[${i}]`, problem);
+  });
+
+  // Language and voice.
+  const voices = loadCatalogData().voices;
+  let lang: { code: string; locale: string } | undefined;
+  if (body.language !== undefined) {
+    lang = parseLanguage(body.language);
+    if (!lang || !voices.some((v) => speaks(v.locale, lang!.code))) {
+      const known = [...new Set(voices.flatMap((v) => v.locale.map((l) => l.split('-')[0])))].join(', ');
+      add('language', `is not a language of the built-in voices (${known}, or their names such as English)`);
+      lang = undefined;
+    }
+  }
+  if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
+  const asked = lang;
+
+  let voice: FacelessSpec['voice'];
+  let voiceCredits: number;
+  const aspect = body.aspect_ratio ?? '9:16';
+  if (body.voice_id !== undefined) {
+    const builtIn = findVoice(body.voice_id);
+    if (builtIn) {
+      voice = { id: builtIn.id, name: builtIn.name, espeak: builtIn.espeak_voice, locale: [...builtIn.locale] };
+      voiceCredits = aspect === '9:16' ? builtIn.credits_9_16 : builtIn.credits_16_9;
+    } else {
+      const clone = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(body.voice_id)
+        ? (
+            await deps.db
+              .select()
+              .from(customVoices)
+              .where(and(eq(customVoices.id, body.voice_id), eq(customVoices.orgId, orgId), eq(customVoices.status, 'ready')))
+          )[0]
+        : undefined;
+      if (!clone) {
+        throw new ApiError('not_found', `Voice ${body.voice_id} is not a voice of GET /assets (voices[].id) in this workspace`, {
+          field: 'body.voice_id',
+          resource: 'voice',
+        });
+      }
+      // A custom clone is spoken by the built-in voice of its language and gender.
+      const code = (clone.locale[0] ?? 'en-US').toLowerCase().split('-')[0];
+      const match = voices.find((v) => speaks(v.locale, code) && v.gender === clone.gender) ?? voices.find((v) => speaks(v.locale, code));
+      voice = { id: clone.id, name: clone.name, espeak: match?.espeak_voice ?? `${code}+f3`, locale: [...clone.locale] };
+      voiceCredits = aspect === '9:16' ? clone.credits916 : clone.credits169;
+    }
+    if (lang && !speaks(voice.locale, lang.code)) {
+      throw badRequest(`Invalid request: body.voice_id ${voice.id} speaks ${voice.locale.join(', ')}, not ${body.language}`, [
+        { field: 'body.voice_id', message: `speaks ${voice.locale.join(', ')}, not the language ${body.language}` },
+      ]);
+    }
+    if (!lang) lang = { code: voice.locale[0].split('-')[0].toLowerCase(), locale: voice.locale[0] };
+  } else {
+    lang ??= { code: 'en', locale: 'en' };
+    const code = lang.code;
+    const exact = voices.find((v) => v.locale.some((l) => l.toLowerCase() === lang!.locale.toLowerCase()));
+    const v = exact ?? voices.find((x) => speaks(x.locale, code))!;
+    voice = { id: v.id, name: v.name, espeak: v.espeak_voice, locale: [...v.locale] };
+    voiceCredits = aspect === '9:16' ? v.credits_9_16 : v.credits_16_9;
+  }
+
+  // The copy writer writes every voice language but Japanese (unspaced words cannot be sized).
+  if (!script && !supportedWriterLanguage(lang.code)) {
+    const field = asked ? 'language' : 'voice_id';
+    throw badRequest(`Invalid request: body.${field}: scripts in ${lang.code} are not written from a prompt; give the narration as script`, [
+      { field: `body.${field}`, message: `speaks ${lang.code}, which the script writer does not write from a prompt; give a script` },
+    ]);
+  }
+
+  let brandKit: FacelessSpec['brandKit'];
+  if (body.brand_kit_id !== undefined) {
+    const [kit] = await deps.db
+      .select()
+      .from(brandKits)
+      .where(and(eq(brandKits.id, body.brand_kit_id), eq(brandKits.orgId, orgId)));
+    if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
+    const logo = (kit.kitData as Record<string, unknown> | null)?.logo_url;
+    const logoUrl = typeof logo === 'string' && /^https?:\/\//.test(logo) && !deps.fetcher.precheck(logo) ? logo : undefined;
+    brandKit = { id: kit.id, name: kit.kitName, colors: brandColors(kit.kitData), ...(logoUrl ? { logoUrl } : {}) };
+  }
+
+  const size = aspect === '9:16' ? { width: 1080, height: 1920 } : { width: 1920, height: 1080 };
+  const title = body.title?.trim() || (prompt ?? script ?? '').replace(/\s+/g, ' ').slice(0, 80) || 'Faceless video';
+  const spec: FacelessSpec = {
+    title,
+    prompt,
+    script,
+    aspectRatio: aspect,
+    ...size,
+    durationSeconds: duration,
+    language: lang.code,
+    locale: lang.locale,
+    voice,
+    imageStyle: body.image_style ?? 'cinematic',
+    aiStyles: [...(body.selected_ai_styles ?? [])],
+    fluxStyles: [...(body.selected_flux_dev_styles ?? [])],
+    brandKit,
+    referenceUrls: [...(body.reference_image_urls ?? [])],
+  };
+  return { spec, units: 1, unitCredits: facelessPrice(voiceCredits, duration) };
+}

@@ -1,0 +1,60 @@
+// The pure parts of the faceless pipeline: script parts, the speech-rate fit, caption cues from
+// word timings, scene start times, the timeline (scenes back to back from 0, a pan on each, the
+// voiceover, one captions item) and the price rule.
+import t from 'tap';
+import { captionCues, facelessTimeline, fitSpeed, partsFromScript, partStarts } from '../../src/services/faceless/plan.ts';
+import { facelessPrice, parseLanguage } from '../../src/services/faceless/requests.ts';
+
+t.test('a script becomes at most seven parts: hook, beats, call to action', async (t) => {
+  const parts = partsFromScript('One. Two! Three? Four. Five. Six. Seven. Eight. Nine.');
+  t.equal(parts.length, 7);
+  t.equal(parts[0].role, 'hook');
+  t.equal(parts.at(-1)!.role, 'cta');
+  t.equal(parts.map((p) => p.text).join(' '), 'One. Two! Three? Four. Five. Six. Seven. Eight. Nine.', 'no word lost');
+  t.same(partsFromScript('No punctuation at all').map((p) => p.text), ['No punctuation at all']);
+});
+
+t.test('the speech rate is corrected only outside 60–96 % of the target, within the bounds', async (t) => {
+  t.equal(fitSpeed(8000, 1, 10_000), 1, 'already fits');
+  t.ok(Math.abs(fitSpeed(12_000, 1, 10_000) - 12 / 9) < 1e-9, 'too long: faster, to 90 % of the target');
+  t.equal(fitSpeed(40_000, 1, 10_000), 1.6, 'never faster than 1.6');
+  t.equal(fitSpeed(2000, 1, 10_000), 0.8, 'never slower than 0.8');
+});
+
+const words = ['Cold', 'brew', 'is', 'smooth.', 'Make', 'it', 'tonight.', 'Drink', 'it', 'tomorrow', 'morning', 'early.'].map((text, i) => ({
+  text,
+  startMs: i * 400 + (i >= 4 ? 300 : 0) + (i >= 7 ? 300 : 0),
+  endMs: i * 400 + 350 + (i >= 4 ? 300 : 0) + (i >= 7 ? 300 : 0),
+}));
+const parts = partsFromScript('Cold brew is smooth. Make it tonight. Drink it tomorrow morning early.');
+
+t.test('caption cues: at most four words, broken at sentence ends, timed by the words', async (t) => {
+  const cues = captionCues(parts, words);
+  t.same(cues.map((c) => c.text), ['Cold brew is smooth.', 'Make it tonight.', 'Drink it tomorrow morning', 'early.']);
+  t.equal(cues[0].startMs, words[0].startMs);
+  t.equal(cues[1].words![0].startMs, words[4].startMs, 'each word keeps its time');
+  for (let i = 0; i + 1 < cues.length; i++) t.ok(cues[i].endMs <= cues[i + 1].startMs, 'cues never overlap');
+  t.same(partStarts(parts, words), [0, words[4].startMs, words[7].startMs], 'scenes change where their sentence starts');
+});
+
+t.test('the timeline covers the duration from 0 with scenes that pan', async (t) => {
+  const cues = captionCues(parts, words);
+  const tl = facelessTimeline({ width: 1080, height: 1920, durationSeconds: 6, sceneMediaIds: ['a', 'b', 'c'], sceneStartsMs: partStarts(parts, words), voice: { mediaId: 'v', durationMs: 5000 }, cues });
+  const scenes = tl.items.filter((i) => i.type === 'image');
+  t.equal(scenes[0].from_seconds, 0);
+  for (let i = 0; i + 1 < scenes.length; i++) t.equal(scenes[i].from_seconds + scenes[i].duration_seconds, scenes[i + 1].from_seconds, 'back to back');
+  t.equal(scenes.at(-1)!.from_seconds + scenes.at(-1)!.duration_seconds, 6, 'to the end');
+  t.ok(scenes.every((s) => s.animation?.enter?.type === 'pan'));
+  t.match(tl.items.find((i) => i.type === 'audio'), { media_id: 'v', audio_role: 'voiceover', duration_seconds: 5 });
+  t.match(tl.items.find((i) => i.type === 'captions'), { from_seconds: 0, duration_seconds: 6, captions: cues });
+});
+
+t.test('price: the voice credits per started 30 seconds; languages by name or tag', async (t) => {
+  t.equal(facelessPrice(40, 5), 40);
+  t.equal(facelessPrice(40, 30), 40);
+  t.equal(facelessPrice(40, 31), 80);
+  t.equal(facelessPrice(50, 180), 300);
+  t.same(parseLanguage('Spanish'), { code: 'es', locale: 'es' });
+  t.same(parseLanguage('en_gb'), { code: 'en', locale: 'en-GB' });
+  t.equal(parseLanguage('not a language'), undefined);
+});
