@@ -70,7 +70,21 @@ const DRIVER_CONNECTION = /[\\/]node_modules[\\/]postgres[\\/](src|cjs[\\/]src|c
  * error raised inside postgres.js's connection.js; the request it belonged to was already answered 503.
  */
 export function isPostgresDriverOrphanRejection(err: unknown, origin: string): boolean {
-  return origin === 'unhandledRejection' && isDatabaseUnavailable(err) && typeof (err as Error).stack === 'string' && DRIVER_CONNECTION.test((err as Error).stack!);
+  if (origin !== 'unhandledRejection' || !isDatabaseUnavailable(err) || typeof (err as Error).stack !== 'string') return false;
+  const stack = (err as Error).stack!;
+  return DRIVER_CONNECTION.test(stack) || isBareSocketError(err as Error & { code?: unknown; syscall?: unknown });
+}
+
+/**
+ * The same orphan when the drop reaches the driver as the socket's own error (`read ECONNRESET`,
+ * `write EPIPE`): postgres.js rejects its pending promises with Node's error object as it is, so
+ * the stack holds only Node's own frames (`at TCP.onStreamRead (node:internal/…)`, `node:net`) and no
+ * frame of any code that could have awaited it.
+ */
+function isBareSocketError(err: Error & { code?: unknown; syscall?: unknown }): boolean {
+  if (typeof err.code !== 'string' || !SOCKET_CODES.has(err.code) || typeof err.syscall !== 'string') return false;
+  const frames = err.stack!.split('\n').filter((line) => /^\s+at /.test(line));
+  return frames.length > 0 && frames.every((line) => /\(?node:[a-z_/]+:\d+:\d+\)?$/.test(line.trim()));
 }
 
 let guardInstalled = false;
