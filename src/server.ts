@@ -2,6 +2,7 @@
 // one ordered stop: HTTP closed (in-flight requests finish), jobs drained up to the grace period
 // then released for another worker, pg-boss and the LISTEN connection stopped, pools closed, the
 // embedded PostgreSQL stopped last.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { PgBoss } from 'pg-boss';
 import { loadConfig, type Config } from './config.ts';
@@ -45,6 +46,9 @@ export interface StartOptions {
   signal?: AbortSignal;
 }
 
+/** At the end of the grace period, how long requests received whole may still take to answer. */
+const FINISH_AFTER_GRACE_MS = 1000;
+
 /** Resolves with `work`, or after `ms` with 'late' (work keeps running). */
 async function within<T>(work: Promise<T>, ms: number): Promise<T | 'late'> {
   let timer: NodeJS.Timeout | undefined;
@@ -79,6 +83,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
   const stopping = new AbortController();
   let queueUp = false;
   let app: FastifyInstance | undefined;
+  const pending = new Set<IncomingMessage>();
   let boss: PgBoss | undefined;
   let address: string | undefined;
   let ctx: AppContext;
@@ -125,6 +130,11 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     // A worker process with METRICS_TOKEN listens too, for GET /metrics alone (src/http/metrics.ts).
     app = api ? buildApp({ ctx, handlers, logger: log }).app : config.metricsToken ? buildMetricsOnlyApp(ctx, log) : undefined;
     if (app) {
+      // Requests not answered yet, for the end of the grace period (stop()).
+      app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+        pending.add(req);
+        res.once('close', () => pending.delete(req));
+      });
       await app.listen({ port: config.port, host: config.host });
       const addr = app.server.address();
       address = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : undefined;
@@ -157,9 +167,21 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         // 1. No new requests; those in flight finish (up to the grace period, then their connections are cut).
         if (app) {
           const server = app.server;
-          if ((await within(app.close(), graceMs)) === 'late') {
-            log.warn({ grace_seconds: config.shutdownGraceSeconds }, 'requests still running at the end of the grace period: connections closed');
-            server.closeAllConnections();
+          const closing = app.close();
+          if ((await within(closing, graceMs)) === 'late') {
+            // Requests whose body is still arriving (slow uploads) are cut first; those received
+            // whole get a moment to answer, so what they stored is acknowledged, not left unanswered.
+            let cut = 0;
+            for (const req of pending) {
+              if (req.complete) continue;
+              req.socket.destroy();
+              cut++;
+            }
+            if (cut) log.warn({ grace_seconds: config.shutdownGraceSeconds, requests: cut }, 'requests still arriving at the end of the grace period: connections closed');
+            if ((await within(closing, FINISH_AFTER_GRACE_MS)) === 'late') {
+              log.warn({ grace_seconds: config.shutdownGraceSeconds }, 'requests still running at the end of the grace period: connections closed');
+              server.closeAllConnections();
+            }
           }
         }
         // 2. Running jobs finish within what is left of the grace period; pg-boss then fails (releases)
