@@ -2465,8 +2465,19 @@ export interface components {
             display_name: string | null;
             /** Format: uri */
             avatar_url: string | null;
-            /** @enum {string} */
+            /**
+             * @description reauthorization_required when refreshing its tokens failed; reconnect it.
+             * @enum {string}
+             */
             status: "connected" | "reauthorization_required";
+            capabilities?: components["schemas"]["SocialCapabilities"];
+        };
+        /** @description What the platform's API can publish for this account: image, video, carousel (several images in one post) and text (a post without media). Instagram, TikTok and Pinterest: image, video, carousel; YouTube: video only; Facebook, X, LinkedIn and Threads: all four. */
+        SocialCapabilities: {
+            image: boolean;
+            video: boolean;
+            carousel: boolean;
+            text: boolean;
         };
         /** @description Result of list_social_accounts. */
         SocialAccountList: {

@@ -24,6 +24,8 @@ export interface Config {
   /** HMAC secret of signed media URLs; unset: one generated and kept in the database (shared by every node). */
   mediaSigningSecret: string | undefined;
   mediaUrlTtlSeconds: number;
+  /** AES-256-GCM key (32 bytes) encrypting social account tokens at rest; unset: one generated into DATA_DIR/secrets.key (single node only). */
+  secretsKey: Buffer | undefined;
   /** Bearer token of GET /metrics (at least 16 characters); unset: no /metrics route (404). */
   metricsToken: string | undefined;
   rateLimitGenerations: number;
@@ -322,6 +324,14 @@ function metricsToken(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** SECRETS_KEY: 32 bytes as 64 hex digits or base64/base64url. */
+function secretsKey(raw: string | undefined): Buffer | undefined {
+  if (!raw) return undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : undefined;
+  if (!key || key.length !== 32) throw new Error('Environment variable SECRETS_KEY must be 32 bytes, as 64 hex digits or base64');
+  return key;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -345,6 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demoWorkspace: bool(env, 'DEMO_WORKSPACE', true),
     mediaSigningSecret: env.MEDIA_SIGNING_SECRET || undefined,
     mediaUrlTtlSeconds: int(env, 'MEDIA_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
+    secretsKey: secretsKey(env.SECRETS_KEY),
     metricsToken: metricsToken(env.METRICS_TOKEN),
     rateLimitGenerations: int(env, 'RATE_LIMIT_GENERATIONS', 60, 1),
     rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 24 * 3600),

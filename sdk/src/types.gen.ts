@@ -2158,7 +2158,21 @@ export type SocialAccount = {
     username: string;
     display_name: string | null;
     avatar_url: string | null;
+    /**
+     * reauthorization_required when refreshing its tokens failed; reconnect it.
+     */
     status: 'connected' | 'reauthorization_required';
+    capabilities?: SocialCapabilities;
+};
+
+/**
+ * What the platform's API can publish for this account: image, video, carousel (several images in one post) and text (a post without media). Instagram, TikTok and Pinterest: image, video, carousel; YouTube: video only; Facebook, X, LinkedIn and Threads: all four.
+ */
+export type SocialCapabilities = {
+    image: boolean;
+    video: boolean;
+    carousel: boolean;
+    text: boolean;
 };
 
 /**

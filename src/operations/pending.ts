@@ -11,6 +11,5 @@ export const PENDING_OPERATIONS: ReadonlySet<string> = new Set([
 // the spec disagree.
 export const PENDING_MCP_TOOLS: ReadonlySet<string> = new Set([
   // Social publishing
-  'list_social_accounts',
   'publish_media_to_social',
 ]);

@@ -149,7 +149,7 @@ t.test('pending MCP-only tools run the same path, then answer not_implemented', 
   t.equal(bad.code, 'bad_request', 'arguments validated first');
   const fields = (bad.context.errors as { field: string; message: string }[]).map((e) => `${e.field} ${e.message}`);
   t.ok(fields.includes('arguments.surprise is not a known field'), fields.join('; '));
-  const pending = await refusal(executor.execute(toolCall('list_social_accounts', social.key)));
+  const pending = await refusal(executor.execute(toolCall('publish_media_to_social', social.key, { account_ids: ['00000000-0000-4000-8000-000000000000'] })));
   t.equal(pending.status, 501);
-  t.match(pending.toJSON(), { error: { code: 'not_implemented', retryable: true, context: { tool: 'list_social_accounts' } } });
+  t.match(pending.toJSON(), { error: { code: 'not_implemented', retryable: true, context: { tool: 'publish_media_to_social' } } });
 });

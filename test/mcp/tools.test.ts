@@ -178,9 +178,9 @@ t.test('MCP-only tools: recommend_voice ranks voices; pending ones answer not_im
 
   const social = await connect(app, (await app.workspace({ scopes: ['social:read', 'social:write', 'generations:read'] })).key);
   t.teardown(() => social.close());
-  const pending = await social.callTool({ name: 'list_social_accounts', arguments: {} });
+  const pending = await social.callTool({ name: 'publish_media_to_social', arguments: { account_ids: ['00000000-0000-4000-8000-000000000000'] } });
   t.ok(pending.isError);
-  t.match(pending.structuredContent, { error: { code: 'not_implemented', retryable: true, context: { tool: 'list_social_accounts' } } });
+  t.match(pending.structuredContent, { error: { code: 'not_implemented', retryable: true, context: { tool: 'publish_media_to_social' } } });
 });
 
 t.test('the three tools of GET /reference-inspirations: each its mode, by the fixed flag', async (t) => {
