@@ -1,6 +1,6 @@
 // Social publishing: the accounts a workspace connected (tokens encrypted at rest with
 // AES-256-GCM, services/social/token-crypto.ts; the key is never in the database).
-import { index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { integer, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { organizations } from './core.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -34,5 +34,68 @@ export const socialAccounts = pgTable(
   (t) => [
     index('social_accounts_org_idx').on(t.orgId, t.createdAt),
     uniqueIndex('social_accounts_org_platform_account_uq').on(t.orgId, t.platform, t.platformAccountId),
+  ],
+);
+
+/**
+ * One publish_media_to_social call: the media it resolved (media rows, in order), the caption and
+ * the per-platform options. `idempotency_key` (unique per workspace) with `request_hash` answers
+ * a repeated call with the stored publication.
+ */
+export const socialPublications = pgTable(
+  'social_publications',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    mediaIds: uuid('media_ids').array().notNull(),
+    /** What was referenced: { media_id | generation_id | export_id | slideshow_id | url }. */
+    source: jsonb('source').notNull(),
+    caption: text('caption').notNull().default(''),
+    options: jsonb('options').notNull().default({}),
+    idempotencyKey: text('idempotency_key'),
+    requestHash: text('request_hash'),
+    completedAt: ts('completed_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('social_publications_org_idx').on(t.orgId, t.createdAt),
+    uniqueIndex('social_publications_idempotency_uq').on(t.orgId, t.idempotencyKey),
+  ],
+);
+
+/**
+ * One account of a publication, worked by one `social-publish` job: `queued` → `publishing` →
+ * `published` | `failed`. `state` is the adapter's resume point (the platform's upload/container
+ * ids, uploaded chunks, the post id once created), saved after each step so a crashed attempt
+ * resumes from it and never posts twice.
+ */
+export const socialPublicationTargets = pgTable(
+  'social_publication_targets',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    publicationId: uuid('publication_id')
+      .notNull()
+      .references(() => socialPublications.id),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    /** Null once the account was disconnected. */
+    accountId: uuid('account_id').references(() => socialAccounts.id, { onDelete: 'set null' }),
+    platform: text('platform').notNull(),
+    position: integer('position').notNull(),
+    status: text('status', { enum: ['queued', 'publishing', 'published', 'failed'] }).notNull().default('queued'),
+    state: jsonb('state').notNull().default({}),
+    attempts: integer('attempts').notNull().default(0),
+    platformPostId: text('platform_post_id'),
+    postUrl: text('post_url'),
+    error: jsonb('error'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('social_publication_targets_publication_idx').on(t.publicationId, t.position),
+    uniqueIndex('social_publication_targets_account_uq').on(t.publicationId, t.accountId),
   ],
 );
