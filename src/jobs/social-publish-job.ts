@@ -28,7 +28,6 @@ async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>, { sig
   const platform = loaded.target.platform as SocialPlatform;
   const adapter = SOCIAL_ADAPTERS[platform];
   if (!adapter) throw new JobFailure({ code: 'platform_unavailable', message: `platform ${platform} publishing is not available yet`, retryable: false, context: { platform } });
-  if (!loaded.target.accountId) throw new JobFailure({ code: 'account_disconnected', message: 'the social account was disconnected before publishing', retryable: false, context: { platform } });
   const started = await startTarget(ctx, loaded.target.id);
   if (!started) return;
   const base = ctx.config.social.apiBase[platform];
@@ -63,6 +62,7 @@ async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>, { sig
     if (err instanceof PlatformError && err.retryable && started.attempts >= SOCIAL_PUBLISH_MAX_ATTEMPTS) {
       throw new JobFailure(platformDetail(platform, err, `gave up after ${started.attempts} attempts: `), false);
     }
+    if (err instanceof PlatformError) throw new JobFailure(platformDetail(platform, err), err.retryable);
     throw err;
   }
 }
@@ -79,7 +79,6 @@ function platformDetail(platform: string, err: PlatformError, prefix = ''): Fail
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
   if (err instanceof RefreshRefused) return { detail: { code: 'reauthorization_required', message: err.message.slice(0, 1900), retryable: false, context: {} }, retry: false };
-  if (err instanceof PlatformError) return { detail: platformDetail('platform', err), retry: err.retryable };
   const message = `Publishing failed: ${(err as Error)?.message ?? String(err)}`.slice(0, 1900);
   return { detail: { code: 'publish_failed', message, retryable: true, context: {} }, retry: true };
 }

@@ -4,6 +4,10 @@
 // connection needs_reauth; a crash between upload and post resumed without a second post; and
 // the checks made before anything is queued (limits, unavailable platforms, scopes, workspaces).
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
+import path from 'node:path';
+import tls from 'node:tls';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
@@ -14,12 +18,26 @@ import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypt
 import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { connect, startMcpApp } from '../mcp/helpers.ts';
+import { colorPng } from '../editor/helpers.ts';
 import { fakeLinkedIn, fakeX } from './fakes.ts';
 
 const MiB = 1024 * 1024;
 const X = await fakeX(t);
 const LI = await fakeLinkedIn(t);
-const env = { SOCIAL_API_BASE_X: X.url, SOCIAL_API_BASE_LINKEDIN: LI.url, SOCIAL_LINKEDIN_CLIENT_ID: 'li-client', SOCIAL_LINKEDIN_CLIENT_SECRET: 'li-secret', SOCIAL_X_CLIENT_ID: 'x-client' };
+// A user's media host (HTTPS, trusted test certificate), reached through the guarded client.
+const fixtures = path.resolve(import.meta.dirname, '../fixtures');
+const cert = fs.readFileSync(path.join(fixtures, 'localhost-cert.pem'), 'utf8');
+tls.setDefaultCACertificates([...tls.getCACertificates('default'), cert]);
+const png = await colorPng('red', 64, 48);
+const host = https.createServer({ cert, key: fs.readFileSync(path.join(fixtures, 'localhost-key.pem')) }, (req, res) => {
+  if (req.url !== '/post.png') return res.writeHead(404).end('missing');
+  res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
+});
+await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
+t.teardown(() => new Promise<void>((r) => host.close(() => r())));
+const mediaHost = `https://127.0.0.1:${(host.address() as { port: number }).port}`;
+
+const env = { OUTBOUND_ALLOW_IPS: '127.0.0.1', SOCIAL_API_BASE_X: X.url, SOCIAL_API_BASE_LINKEDIN: LI.url, SOCIAL_LINKEDIN_CLIENT_ID: 'li-client', SOCIAL_LINKEDIN_CLIENT_SECRET: 'li-secret', SOCIAL_X_CLIENT_ID: 'x-client' };
 const app = await startMcpApp(t, env, { workers: true });
 
 /** A stored media row (the bytes are what the adapters upload; the facts are what validation reads). */
@@ -133,6 +151,19 @@ t.test('429 with the platform’s retry hint, then success: one post each', asyn
   t.match(LI.state.posts.at(-1)!.body, { author: 'urn:li:person:abc123', content: { media: { id: /^urn:li:image:/ } } });
   const u = X.state.uploads.get(X.state.tweets.at(-1)!.mediaIds[0])!;
   t.match(u, { category: 'tweet_image', segments: [{ index: 0, bytes: 200_000 }] });
+});
+
+t.test('media by URL: fetched through the guard into the library, then uploaded; private addresses refused', async (t) => {
+  const liTok = LI.grant();
+  const liAcc = await account(app, ws.orgId, 'linkedin', { access: liTok.access, refresh: liTok.refresh, accountId: 'urlperson' });
+  const started = await call(writer, 'publish_media_to_social', { account_ids: [liAcc], url: `${mediaHost}/post.png`, caption: 'from a URL' });
+  t.notOk(started.isError, JSON.stringify(started.body));
+  const done = await settled(writer, started.body.id);
+  t.equal(done.status, 'published', JSON.stringify(done));
+  const post = LI.state.posts.find((p) => p.body.commentary === 'from a URL')!;
+  t.equal(LI.state.images.get(post.body.content.media.id)!.bytes, png.length, 'the fetched bytes were uploaded');
+  const refused = await call(writer, 'publish_media_to_social', { account_ids: [liAcc], url: 'https://10.1.2.3/a.png' });
+  t.match(refused.body, { error: { code: 'bad_request', context: { errors: [{ field: 'url' }] } } });
 });
 
 t.test('a token that expires mid-job is refreshed once; an expired LinkedIn token is refreshed before the first call', async (t) => {

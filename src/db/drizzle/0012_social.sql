@@ -19,7 +19,7 @@ CREATE TABLE "social_publication_targets" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"publication_id" uuid NOT NULL,
 	"org_id" uuid NOT NULL,
-	"account_id" uuid,
+	"account_id" uuid NOT NULL,
 	"platform" text NOT NULL,
 	"position" integer NOT NULL,
 	"status" text DEFAULT 'queued' NOT NULL,
@@ -48,7 +48,6 @@ CREATE TABLE "social_publications" (
 ALTER TABLE "social_accounts" ADD CONSTRAINT "social_accounts_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "social_publication_targets" ADD CONSTRAINT "social_publication_targets_publication_id_social_publications_id_fk" FOREIGN KEY ("publication_id") REFERENCES "public"."social_publications"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "social_publication_targets" ADD CONSTRAINT "social_publication_targets_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "social_publication_targets" ADD CONSTRAINT "social_publication_targets_account_id_social_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."social_accounts"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "social_publications" ADD CONSTRAINT "social_publications_org_id_organizations_id_fk" FOREIGN KEY ("org_id") REFERENCES "public"."organizations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "social_accounts_org_idx" ON "social_accounts" USING btree ("org_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "social_accounts_org_platform_account_uq" ON "social_accounts" USING btree ("org_id","platform","platform_account_id");--> statement-breakpoint

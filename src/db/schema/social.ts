@@ -81,8 +81,8 @@ export const socialPublicationTargets = pgTable(
     orgId: uuid('org_id')
       .notNull()
       .references(() => organizations.id),
-    /** Null once the account was disconnected. */
-    accountId: uuid('account_id').references(() => socialAccounts.id, { onDelete: 'set null' }),
+    /** The social account (no foreign key: the target keeps naming it after a disconnect). */
+    accountId: uuid('account_id').notNull(),
     platform: text('platform').notNull(),
     position: integer('position').notNull(),
     status: text('status', { enum: ['queued', 'publishing', 'published', 'failed'] }).notNull().default('queued'),

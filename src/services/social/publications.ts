@@ -90,9 +90,8 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
     if (replay) return replay;
   }
   const accounts = await ctx.db.select().from(socialAccounts).where(and(eq(socialAccounts.orgId, orgId), inArray(socialAccounts.id, accountIds)));
-  for (const [i, id] of accountIds.entries()) {
+  for (const id of accountIds) {
     if (!accounts.some((a) => a.id === id)) throw notFound('Social account', id, 'social_account', `arguments.account_ids.${input.account_ids.findIndex((x) => x.toLowerCase() === id)}`);
-    void i;
   }
   const ordered = accountIds.map((id) => accounts.find((a) => a.id === id)!);
   // Platforms not available yet are refused before any media is fetched.
@@ -166,7 +165,7 @@ export function view(pub: PublicationRow, targets: TargetRow[]): PublicationView
     created_at: pub.createdAt.toISOString(),
     status: publicationStatus(mine),
     results: mine.map((t) => ({
-      account_id: t.accountId ?? '00000000-0000-0000-0000-000000000000',
+      account_id: t.accountId,
       platform: t.platform as SocialPlatform,
       status: t.status,
       post_id: t.platformPostId,
