@@ -15,6 +15,14 @@ export interface McpOnlyTools {
     input: components['schemas']['PublishMediaToSocialInput'];
     output: components['schemas']['SocialPublishResult'];
   };
+  get_social_publication: {
+    input: components['schemas']['GetSocialPublicationInput'];
+    output: components['schemas']['SocialPublishResult'];
+  };
+  list_social_publications: {
+    input: components['schemas']['ListSocialPublicationsInput'];
+    output: components['schemas']['SocialPublicationList'];
+  };
   recommend_voice: {
     input: components['schemas']['RecommendVoiceInput'];
     output: components['schemas']['VoiceRecommendations'];

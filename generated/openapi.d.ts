@@ -658,7 +658,7 @@ export interface components {
              * @description not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).
              * @enum {string}
              */
-            resource?: "generation" | "slideshow" | "video" | "editor_video" | "editor_media" | "editor_item" | "editor_track" | "brand_kit" | "avatar" | "voice" | "reference_inspiration" | "template" | "preset" | "model" | "variant" | "sound_effect" | "editor_export" | "route" | "workspace" | "media" | "webhook_endpoint";
+            resource?: "generation" | "slideshow" | "video" | "editor_video" | "editor_media" | "editor_item" | "editor_track" | "brand_kit" | "avatar" | "voice" | "reference_inspiration" | "template" | "preset" | "model" | "variant" | "sound_effect" | "editor_export" | "route" | "workspace" | "media" | "webhook_endpoint" | "social_account" | "social_publication";
             /**
              * Format: int32
              * @description Editor edits only; the 0-based index of the failing operation.
@@ -2465,8 +2465,19 @@ export interface components {
             display_name: string | null;
             /** Format: uri */
             avatar_url: string | null;
-            /** @enum {string} */
+            /**
+             * @description reauthorization_required when refreshing its tokens failed; reconnect it.
+             * @enum {string}
+             */
             status: "connected" | "reauthorization_required";
+            capabilities?: components["schemas"]["SocialCapabilities"];
+        };
+        /** @description What the platform's API can publish for this account: image, video, carousel (several images in one post) and text (a post without media). Instagram, TikTok and Pinterest: image, video, carousel; YouTube: video only; Facebook, X, LinkedIn and Threads: all four. */
+        SocialCapabilities: {
+            image: boolean;
+            video: boolean;
+            carousel: boolean;
+            text: boolean;
         };
         /** @description Result of list_social_accounts. */
         SocialAccountList: {
@@ -2474,7 +2485,7 @@ export interface components {
             object: "list";
             data: components["schemas"]["SocialAccount"][];
         };
-        /** @description Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options. */
+        /** @description Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url, a caption and optional per-platform options. */
         PublishMediaToSocialInput: {
             /** @description Ids from list_social_accounts; duplicates are ignored. */
             account_ids: string[];
@@ -2483,6 +2494,12 @@ export interface components {
              * @description An editor media id (image or video).
              */
             media_id?: string;
+            /** Format: uuid */
+            generation_id?: string;
+            /** Format: uuid */
+            export_id?: string;
+            /** Format: uuid */
+            slideshow_id?: string;
             /**
              * Format: uri
              * @description Direct public HTTPS URL of the image or video (e.g. a completed generation's url).
@@ -2535,10 +2552,38 @@ export interface components {
                 link?: string;
             };
         };
-        /** @description Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed). */
+        /** @description Arguments of get_social_publication. */
+        GetSocialPublicationInput: {
+            /** Format: uuid */
+            id: string;
+        };
+        /** @description Arguments of list_social_publications. */
+        ListSocialPublicationsInput: {
+            /**
+             * Format: int32
+             * @default 20
+             */
+            limit: number;
+        };
+        /** @description Result of list_social_publications, newest first. */
+        SocialPublicationList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["SocialPublishResult"][];
+        };
+        /** @description A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed), failed (all failed). */
         SocialPublishResult: {
             /** @constant */
             object: "social_publish_result";
+            /**
+             * Format: uuid
+             * @description The publication's id (get_social_publication).
+             */
+            id?: string;
+            /** Format: date-time */
+            created_at?: string;
+            /** @description True when this answers a repeated idempotency_key (nothing was queued again). */
+            idempotent_replay?: boolean;
             /** @enum {string} */
             status: "published" | "queued" | "partial" | "failed";
             /** @description One entry per distinct account. */
@@ -2549,8 +2594,13 @@ export interface components {
             /** Format: uuid */
             account_id: string;
             platform: components["schemas"]["SocialPlatform"];
-            /** @enum {string} */
-            status: "published" | "queued" | "failed";
+            /**
+             * @description queued, then publishing, then published or failed.
+             * @enum {string}
+             */
+            status: "published" | "queued" | "publishing" | "failed";
+            /** @description The platform's id of the post, when published. */
+            post_id?: string | null;
             /**
              * Format: uri
              * @description URL of the published post, when known.

@@ -8281,7 +8281,7 @@ validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports.mcp__publish_media_to_social = validate107;
 const schema127 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request (first error)/mcp__publish_media_to_social"};
-const schema128 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema128 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"generation_id":{"type":"string","format":"uuid","maxLength":36},"export_id":{"type":"string","format":"uuid","maxLength":36},"slideshow_id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
 const schema129 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
 const pattern89 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
@@ -8305,7 +8305,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "account_ids") || (key0 === "media_id")) || (key0 === "url")) || (key0 === "caption")) || (key0 === "platform_options")) || (key0 === "idempotency_key"))){
+if(!(func1.call(schema128.properties, key0))){
 validate108.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -8400,23 +8400,110 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.url !== undefined){
-let data3 = data.url;
+if(data.generation_id !== undefined){
+let data3 = data.generation_id;
 const _errs8 = errors;
 if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data3 === "string"){
-if(func2(data3) > 4096){
+if(func2(data3) > 36){
+validate108.errors = [{instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+return false;
+}
+else {
+if(!(formats4.test(data3))){
+validate108.errors = [{instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+else {
+validate108.errors = [{instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.export_id !== undefined){
+let data4 = data.export_id;
+const _errs10 = errors;
+if(errors === _errs10){
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func2(data4) > 36){
+validate108.errors = [{instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+return false;
+}
+else {
+if(!(formats4.test(data4))){
+validate108.errors = [{instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+else {
+validate108.errors = [{instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.slideshow_id !== undefined){
+let data5 = data.slideshow_id;
+const _errs12 = errors;
+if(errors === _errs12){
+if(errors === _errs12){
+if(typeof data5 === "string"){
+if(func2(data5) > 36){
+validate108.errors = [{instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+return false;
+}
+else {
+if(!(formats4.test(data5))){
+validate108.errors = [{instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+else {
+validate108.errors = [{instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+let data6 = data.url;
+const _errs14 = errors;
+if(errors === _errs14){
+if(errors === _errs14){
+if(typeof data6 === "string"){
+if(func2(data6) > 4096){
 validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
-if(!pattern74.test(data3)){
+if(!pattern74.test(data6)){
 validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
-if(!(formats6(data3))){
+if(!(formats6(data6))){
 validate108.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -8429,23 +8516,23 @@ return false;
 }
 }
 }
-var valid0 = _errs8 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.caption !== undefined){
-let data4 = data.caption;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data4 === "string"){
-if(func2(data4) > 5000){
+let data7 = data.caption;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data7 === "string"){
+if(func2(data7) > 5000){
 validate108.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
-if(!pattern4.test(data4)){
+if(!pattern4.test(data7)){
 validate108.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
@@ -8456,50 +8543,50 @@ validate108.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.platform_options !== undefined){
-let data5 = data.platform_options;
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-const _errs15 = errors;
-for(const key1 in data5){
+let data8 = data.platform_options;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+const _errs21 = errors;
+for(const key1 in data8){
 if(!(((((key1 === "instagram") || (key1 === "facebook")) || (key1 === "tiktok")) || (key1 === "youtube")) || (key1 === "pinterest"))){
 validate108.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs15 === errors){
-if(data5.instagram !== undefined){
-let data6 = data5.instagram;
-const _errs16 = errors;
-if(errors === _errs16){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-if(data6.post_type === undefined){
-data6.post_type = "feed";
+if(_errs21 === errors){
+if(data8.instagram !== undefined){
+let data9 = data8.instagram;
+const _errs22 = errors;
+if(errors === _errs22){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.post_type === undefined){
+data9.post_type = "feed";
 }
-const _errs18 = errors;
-for(const key2 in data6){
+const _errs24 = errors;
+for(const key2 in data9){
 if(!(key2 === "post_type")){
 validate108.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs18 === errors){
-let data7 = data6.post_type;
-if(typeof data7 !== "string"){
+if(_errs24 === errors){
+let data10 = data9.post_type;
+if(typeof data10 !== "string"){
 validate108.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data7 === "feed") || (data7 === "reel")) || (data7 === "story"))){
+if(!(((data10 === "feed") || (data10 === "reel")) || (data10 === "story"))){
 validate108.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -8510,35 +8597,35 @@ validate108.errors = [{instancePath:instancePath+"/platform_options/instagram",s
 return false;
 }
 }
-var valid3 = _errs16 === errors;
+var valid3 = _errs22 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data5.facebook !== undefined){
-let data8 = data5.facebook;
-const _errs21 = errors;
-if(errors === _errs21){
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-if(data8.post_type === undefined){
-data8.post_type = "feed";
+if(data8.facebook !== undefined){
+let data11 = data8.facebook;
+const _errs27 = errors;
+if(errors === _errs27){
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.post_type === undefined){
+data11.post_type = "feed";
 }
-const _errs23 = errors;
-for(const key3 in data8){
+const _errs29 = errors;
+for(const key3 in data11){
 if(!(key3 === "post_type")){
 validate108.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs23 === errors){
-let data9 = data8.post_type;
-if(typeof data9 !== "string"){
+if(_errs29 === errors){
+let data12 = data11.post_type;
+if(typeof data12 !== "string"){
 validate108.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data9 === "feed") || (data9 === "reel")) || (data9 === "story"))){
+if(!(((data12 === "feed") || (data12 === "reel")) || (data12 === "story"))){
 validate108.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -8549,50 +8636,50 @@ validate108.errors = [{instancePath:instancePath+"/platform_options/facebook",sc
 return false;
 }
 }
-var valid3 = _errs21 === errors;
+var valid3 = _errs27 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data5.tiktok !== undefined){
-let data10 = data5.tiktok;
-const _errs26 = errors;
-if(errors === _errs26){
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(data10.privacy_level === undefined){
-data10.privacy_level = "public";
+if(data8.tiktok !== undefined){
+let data13 = data8.tiktok;
+const _errs32 = errors;
+if(errors === _errs32){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.privacy_level === undefined){
+data13.privacy_level = "public";
 }
-if(data10.allow_comments === undefined){
-data10.allow_comments = true;
+if(data13.allow_comments === undefined){
+data13.allow_comments = true;
 }
-const _errs28 = errors;
-for(const key4 in data10){
+const _errs34 = errors;
+for(const key4 in data13){
 if(!((key4 === "privacy_level") || (key4 === "allow_comments"))){
 validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs28 === errors){
-let data11 = data10.privacy_level;
-const _errs29 = errors;
-if(typeof data11 !== "string"){
+if(_errs34 === errors){
+let data14 = data13.privacy_level;
+const _errs35 = errors;
+if(typeof data14 !== "string"){
 validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data11 === "public") || (data11 === "friends")) || (data11 === "private"))){
+if(!(((data14 === "public") || (data14 === "friends")) || (data14 === "private"))){
 validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema129.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid6 = _errs29 === errors;
+var valid6 = _errs35 === errors;
 if(valid6){
-const _errs31 = errors;
-if(typeof data10.allow_comments !== "boolean"){
+const _errs37 = errors;
+if(typeof data13.allow_comments !== "boolean"){
 validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid6 = _errs31 === errors;
+var valid6 = _errs37 === errors;
 }
 }
 }
@@ -8601,40 +8688,40 @@ validate108.errors = [{instancePath:instancePath+"/platform_options/tiktok",sche
 return false;
 }
 }
-var valid3 = _errs26 === errors;
+var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data5.youtube !== undefined){
-let data13 = data5.youtube;
-const _errs33 = errors;
-if(errors === _errs33){
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.privacy_status === undefined){
-data13.privacy_status = "public";
+if(data8.youtube !== undefined){
+let data16 = data8.youtube;
+const _errs39 = errors;
+if(errors === _errs39){
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.privacy_status === undefined){
+data16.privacy_status = "public";
 }
-const _errs35 = errors;
-for(const key5 in data13){
+const _errs41 = errors;
+for(const key5 in data16){
 if(!((key5 === "title") || (key5 === "privacy_status"))){
 validate108.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs35 === errors){
-if(data13.title !== undefined){
-let data14 = data13.title;
-const _errs36 = errors;
-if(errors === _errs36){
-if(typeof data14 === "string"){
-if(func2(data14) > 100){
+if(_errs41 === errors){
+if(data16.title !== undefined){
+let data17 = data16.title;
+const _errs42 = errors;
+if(errors === _errs42){
+if(typeof data17 === "string"){
+if(func2(data17) > 100){
 validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
-if(!pattern18.test(data14)){
+if(!pattern18.test(data17)){
 validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
@@ -8645,23 +8732,23 @@ validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/titl
 return false;
 }
 }
-var valid7 = _errs36 === errors;
+var valid7 = _errs42 === errors;
 }
 else {
 var valid7 = true;
 }
 if(valid7){
-let data15 = data13.privacy_status;
-const _errs38 = errors;
-if(typeof data15 !== "string"){
+let data18 = data16.privacy_status;
+const _errs44 = errors;
+if(typeof data18 !== "string"){
 validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data15 === "public") || (data15 === "unlisted")) || (data15 === "private"))){
+if(!(((data18 === "public") || (data18 === "unlisted")) || (data18 === "private"))){
 validate108.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema129.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid7 = _errs38 === errors;
+var valid7 = _errs44 === errors;
 }
 }
 }
@@ -8670,37 +8757,37 @@ validate108.errors = [{instancePath:instancePath+"/platform_options/youtube",sch
 return false;
 }
 }
-var valid3 = _errs33 === errors;
+var valid3 = _errs39 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data5.pinterest !== undefined){
-let data16 = data5.pinterest;
-const _errs40 = errors;
-if(errors === _errs40){
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-const _errs42 = errors;
-for(const key6 in data16){
+if(data8.pinterest !== undefined){
+let data19 = data8.pinterest;
+const _errs46 = errors;
+if(errors === _errs46){
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+const _errs48 = errors;
+for(const key6 in data19){
 if(!(((key6 === "board_id") || (key6 === "title")) || (key6 === "link"))){
 validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs42 === errors){
-if(data16.board_id !== undefined){
-let data17 = data16.board_id;
-const _errs43 = errors;
-if(errors === _errs43){
-if(typeof data17 === "string"){
-if(func2(data17) > 100){
+if(_errs48 === errors){
+if(data19.board_id !== undefined){
+let data20 = data19.board_id;
+const _errs49 = errors;
+if(errors === _errs49){
+if(typeof data20 === "string"){
+if(func2(data20) > 100){
 validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
-if(!pattern89.test(data17)){
+if(!pattern89.test(data20)){
 validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
 return false;
 }
@@ -8711,23 +8798,23 @@ validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/bo
 return false;
 }
 }
-var valid8 = _errs43 === errors;
+var valid8 = _errs49 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data16.title !== undefined){
-let data18 = data16.title;
-const _errs45 = errors;
-if(errors === _errs45){
-if(typeof data18 === "string"){
-if(func2(data18) > 100){
+if(data19.title !== undefined){
+let data21 = data19.title;
+const _errs51 = errors;
+if(errors === _errs51){
+if(typeof data21 === "string"){
+if(func2(data21) > 100){
 validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
-if(!pattern18.test(data18)){
+if(!pattern18.test(data21)){
 validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
@@ -8738,29 +8825,29 @@ validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/ti
 return false;
 }
 }
-var valid8 = _errs45 === errors;
+var valid8 = _errs51 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data16.link !== undefined){
-let data19 = data16.link;
-const _errs47 = errors;
-if(errors === _errs47){
-if(errors === _errs47){
-if(typeof data19 === "string"){
-if(func2(data19) > 2048){
+if(data19.link !== undefined){
+let data22 = data19.link;
+const _errs53 = errors;
+if(errors === _errs53){
+if(errors === _errs53){
+if(typeof data22 === "string"){
+if(func2(data22) > 2048){
 validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
-if(!pattern12.test(data19)){
+if(!pattern12.test(data22)){
 validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
-if(!(formats6(data19))){
+if(!(formats6(data22))){
 validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -8773,7 +8860,7 @@ return false;
 }
 }
 }
-var valid8 = _errs47 === errors;
+var valid8 = _errs53 === errors;
 }
 else {
 var valid8 = true;
@@ -8787,7 +8874,7 @@ validate108.errors = [{instancePath:instancePath+"/platform_options/pinterest",s
 return false;
 }
 }
-var valid3 = _errs40 === errors;
+var valid3 = _errs46 === errors;
 }
 else {
 var valid3 = true;
@@ -8803,28 +8890,28 @@ validate108.errors = [{instancePath:instancePath+"/platform_options",schemaPath:
 return false;
 }
 }
-var valid0 = _errs12 === errors;
+var valid0 = _errs18 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.idempotency_key !== undefined){
-let data20 = data.idempotency_key;
-const _errs49 = errors;
-if(errors === _errs49){
-if(typeof data20 === "string"){
-if(func2(data20) > 160){
+let data23 = data.idempotency_key;
+const _errs55 = errors;
+if(errors === _errs55){
+if(typeof data23 === "string"){
+if(func2(data23) > 160){
 validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
-if(func2(data20) < 1){
+if(func2(data23) < 1){
 validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(!pattern16.test(data20)){
+if(!pattern16.test(data23)){
 validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
 return false;
 }
@@ -8836,10 +8923,13 @@ validate108.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"
 return false;
 }
 }
-var valid0 = _errs49 === errors;
+var valid0 = _errs55 === errors;
 }
 else {
 var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -8880,15 +8970,153 @@ return errors === 0;
 }
 validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate110;
-const schema130 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request (first error)/mcp__recommend_voice"};
-const schema131 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+exports.mcp__get_social_publication = validate110;
+const schema130 = {"$ref":"https://media-api.local/components#/$defs/GetSocialPublicationInput","$id":"https://media-api.local/components/request (first error)/mcp__get_social_publication"};
+const schema131 = {"type":"object","description":"Arguments of get_social_publication.","additionalProperties":false,"required":["id"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36}}};
 
 function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request (first error)/mcp__recommend_voice" */;
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__get_social_publication" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate110.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs0 = errors;
+if(errors === _errs0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.id === undefined) && (missing0 = "id")){
+validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs2 = errors;
+for(const key0 in data){
+if(!(key0 === "id")){
+validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs2 === errors){
+if(data.id !== undefined){
+let data0 = data.id;
+const _errs3 = errors;
+if(errors === _errs3){
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(func2(data0) > 36){
+validate110.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+return false;
+}
+else {
+if(!(formats4.test(data0))){
+validate110.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+else {
+validate110.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate110.errors = vErrors;
+return errors === 0;
+}
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__list_social_publications = validate111;
+const schema132 = {"$ref":"https://media-api.local/components#/$defs/ListSocialPublicationsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_publications"};
+const schema133 = {"type":"object","description":"Arguments of list_social_publications.","additionalProperties":false,"properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":50,"default":20}}};
+
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_social_publications" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate111.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs0 = errors;
+if(errors === _errs0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.limit === undefined){
+data.limit = 20;
+}
+const _errs2 = errors;
+for(const key0 in data){
+if(!(key0 === "limit")){
+validate111.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs2 === errors){
+let data0 = data.limit;
+const _errs3 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs3){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 50 || isNaN(data0)){
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50"}];
+return false;
+}
+else {
+if(data0 < 1 || isNaN(data0)){
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+if(!(formats0.validate(data0))){
+validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+return false;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate111.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate111.errors = vErrors;
+return errors === 0;
+}
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__recommend_voice = validate112;
+const schema134 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request (first error)/mcp__recommend_voice"};
+const schema135 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__recommend_voice" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8903,14 +9131,14 @@ data.limit = 5;
 }
 let missing0;
 if((data.script === undefined) && (missing0 = "script")){
-validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate112.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs2 = errors;
 for(const key0 in data){
 if(!((((key0 === "script") || (key0 === "language")) || (key0 === "style")) || (key0 === "limit"))){
-validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate112.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8922,24 +9150,24 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(func2(data0) > 10000){
-validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
+validate112.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
 return false;
 }
 else {
 if(func2(data0) < 1){
-validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate112.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data0)){
-validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate112.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate112.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8955,18 +9183,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func2(data1) > 64){
-validate110.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate112.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data1)){
-validate110.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate112.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate112.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8982,18 +9210,18 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func2(data2) > 200){
-validate110.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate112.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data2)){
-validate110.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate112.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate112.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9006,23 +9234,23 @@ if(valid1){
 let data3 = data.limit;
 const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate112.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 20 || isNaN(data3)){
-validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"}];
+validate112.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate112.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats0.validate(data3))){
-validate110.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate112.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -9037,25 +9265,25 @@ var valid1 = _errs9 === errors;
 }
 }
 else {
-validate110.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate112.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate110.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate111;
-const schema132 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects"};
-const schema133 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+exports.mcp__list_editor_sound_effects = validate113;
+const schema136 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects"};
+const schema137 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
 const pattern97 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9071,7 +9299,7 @@ data.limit = 50;
 const _errs2 = errors;
 for(const key0 in data){
 if(!(((key0 === "query") || (key0 === "category")) || (key0 === "limit"))){
-validate111.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate113.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9083,18 +9311,18 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(func2(data0) > 200){
-validate111.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate113.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data0)){
-validate111.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9110,18 +9338,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func2(data1) > 50){
-validate111.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/maxLength",keyword:"maxLength",params:{limit: 50},message:"must NOT have more than 50 characters"}];
+validate113.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/maxLength",keyword:"maxLength",params:{limit: 50},message:"must NOT have more than 50 characters"}];
 return false;
 }
 else {
 if(!pattern97.test(data1)){
-validate111.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9134,23 +9362,23 @@ if(valid1){
 let data2 = data.limit;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate113.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 200 || isNaN(data2)){
-validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+validate113.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate113.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats0.validate(data2))){
-validate111.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -9163,23 +9391,23 @@ var valid1 = _errs7 === errors;
 }
 }
 else {
-validate111.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate113.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate111.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate112;
-const schema134 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url"};
-const schema135 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+exports.mcp__upload_editor_media_from_url = validate114;
+const schema138 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url"};
+const schema139 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9193,14 +9421,14 @@ data.add_to_editor = false;
 }
 let missing0;
 if((data.url === undefined) && (missing0 = "url")){
-validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "url") || (key0 === "media_type")) || (key0 === "title")) || (key0 === "video_id")) || (key0 === "add_to_editor")) || (key0 === "placement"))){
-validate113.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate115.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9213,24 +9441,24 @@ if(errors === _errs2){
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func2(data0) > 2048){
-validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate115.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern74.test(data0)){
-validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+validate115.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data0))){
-validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate115.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9245,11 +9473,11 @@ if(data.media_type !== undefined){
 let data1 = data.media_type;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate113.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data1 === "image") || (data1 === "video")) || (data1 === "audio")) || (data1 === "voice"))){
-validate113.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"}];
+validate115.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -9264,18 +9492,18 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(func2(data2) > 200){
-validate113.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate115.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern18.test(data2)){
-validate113.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate115.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate113.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9289,23 +9517,23 @@ if(data.video_id !== undefined){
 let data3 = data.video_id;
 const _errs10 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate115.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate115.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate115.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data3))){
-validate113.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate115.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -9320,7 +9548,7 @@ var valid0 = true;
 if(valid0){
 const _errs12 = errors;
 if(typeof data.add_to_editor !== "boolean"){
-validate113.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate115.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -9345,33 +9573,33 @@ var valid0 = true;
 }
 }
 else {
-validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate113.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
-validate112.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -10520,7 +10520,7 @@ validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports.mcp__publish_media_to_social = validate107;
 const schema127 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
-const schema128 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema128 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"generation_id":{"type":"string","format":"uuid","maxLength":36},"export_id":{"type":"string","format":"uuid","maxLength":36},"slideshow_id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
 const schema129 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
 const pattern89 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
@@ -10546,7 +10546,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "account_ids") || (key0 === "media_id")) || (key0 === "url")) || (key0 === "caption")) || (key0 === "platform_options")) || (key0 === "idempotency_key"))){
+if(!(func1.call(schema128.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -10663,11 +10663,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.url !== undefined){
-let data3 = data.url;
+if(data.generation_id !== undefined){
+let data3 = data.generation_id;
 if(typeof data3 === "string"){
-if(func2(data3) > 4096){
-const err11 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(func2(data3) > 36){
+const err11 = {instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -10676,8 +10676,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern74.test(data3)){
-const err12 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
+if(!(formats4.test(data3))){
+const err12 = {instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10686,8 +10686,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!(formats6(data3))){
-const err13 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+}
+else {
+const err13 = {instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10697,8 +10698,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-else {
-const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.export_id !== undefined){
+let data4 = data.export_id;
+if(typeof data4 === "string"){
+if(func2(data4) > 36){
+const err14 = {instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10707,12 +10711,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data.caption !== undefined){
-let data4 = data.caption;
-if(typeof data4 === "string"){
-if(func2(data4) > 5000){
-const err15 = {instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
+if(!(formats4.test(data4))){
+const err15 = {instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10721,8 +10721,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern4.test(data4)){
-const err16 = {instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+}
+else {
+const err16 = {instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10732,8 +10733,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-else {
-const err17 = {instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.slideshow_id !== undefined){
+let data5 = data.slideshow_id;
+if(typeof data5 === "string"){
+if(func2(data5) > 36){
+const err17 = {instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10742,13 +10746,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data.platform_options !== undefined){
-let data5 = data.platform_options;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-for(const key1 in data5){
-if(!(((((key1 === "instagram") || (key1 === "facebook")) || (key1 === "tiktok")) || (key1 === "youtube")) || (key1 === "pinterest"))){
-const err18 = {instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(!(formats4.test(data5))){
+const err18 = {instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10758,15 +10757,8 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data5.instagram !== undefined){
-let data6 = data5.instagram;
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-if(data6.post_type === undefined){
-data6.post_type = "feed";
-}
-for(const key2 in data6){
-if(!(key2 === "post_type")){
-const err19 = {instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+else {
+const err19 = {instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10776,9 +10768,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-let data7 = data6.post_type;
-if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.url !== undefined){
+let data6 = data.url;
+if(typeof data6 === "string"){
+if(func2(data6) > 4096){
+const err20 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10787,8 +10781,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!(((data7 === "feed") || (data7 === "reel")) || (data7 === "story"))){
-const err21 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+if(!pattern74.test(data6)){
+const err21 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10797,9 +10791,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-else {
-const err22 = {instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats6(data6))){
+const err22 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10809,15 +10802,8 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data5.facebook !== undefined){
-let data8 = data5.facebook;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-if(data8.post_type === undefined){
-data8.post_type = "feed";
-}
-for(const key3 in data8){
-if(!(key3 === "post_type")){
-const err23 = {instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+else {
+const err23 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10827,9 +10813,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-let data9 = data8.post_type;
-if(typeof data9 !== "string"){
-const err24 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.caption !== undefined){
+let data7 = data.caption;
+if(typeof data7 === "string"){
+if(func2(data7) > 5000){
+const err24 = {instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10838,8 +10826,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!(((data9 === "feed") || (data9 === "reel")) || (data9 === "story"))){
-const err25 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+if(!pattern4.test(data7)){
+const err25 = {instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10850,7 +10838,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err26 = {instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10860,18 +10848,12 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data5.tiktok !== undefined){
-let data10 = data5.tiktok;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(data10.privacy_level === undefined){
-data10.privacy_level = "public";
-}
-if(data10.allow_comments === undefined){
-data10.allow_comments = true;
-}
-for(const key4 in data10){
-if(!((key4 === "privacy_level") || (key4 === "allow_comments"))){
-const err27 = {instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(data.platform_options !== undefined){
+let data8 = data.platform_options;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key1 in data8){
+if(!(((((key1 === "instagram") || (key1 === "facebook")) || (key1 === "tiktok")) || (key1 === "youtube")) || (key1 === "pinterest"))){
+const err27 = {instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10881,9 +10863,15 @@ vErrors.push(err27);
 errors++;
 }
 }
-let data11 = data10.privacy_level;
-if(typeof data11 !== "string"){
-const err28 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data8.instagram !== undefined){
+let data9 = data8.instagram;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.post_type === undefined){
+data9.post_type = "feed";
+}
+for(const key2 in data9){
+if(!(key2 === "post_type")){
+const err28 = {instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10892,8 +10880,10 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(!(((data11 === "public") || (data11 === "friends")) || (data11 === "private"))){
-const err29 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema129.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
+}
+let data10 = data9.post_type;
+if(typeof data10 !== "string"){
+const err29 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10902,8 +10892,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(typeof data10.allow_comments !== "boolean"){
-const err30 = {instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!(((data10 === "feed") || (data10 === "reel")) || (data10 === "story"))){
+const err30 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10914,7 +10904,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err31 = {instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10924,15 +10914,15 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data5.youtube !== undefined){
-let data13 = data5.youtube;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.privacy_status === undefined){
-data13.privacy_status = "public";
+if(data8.facebook !== undefined){
+let data11 = data8.facebook;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.post_type === undefined){
+data11.post_type = "feed";
 }
-for(const key5 in data13){
-if(!((key5 === "title") || (key5 === "privacy_status"))){
-const err32 = {instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+for(const key3 in data11){
+if(!(key3 === "post_type")){
+const err32 = {instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -10942,11 +10932,9 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data13.title !== undefined){
-let data14 = data13.title;
-if(typeof data14 === "string"){
-if(func2(data14) > 100){
-const err33 = {instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+let data12 = data11.post_type;
+if(typeof data12 !== "string"){
+const err33 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10955,8 +10943,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!pattern18.test(data14)){
-const err34 = {instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(!(((data12 === "feed") || (data12 === "reel")) || (data12 === "story"))){
+const err34 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema129.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -10967,7 +10955,7 @@ errors++;
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err35 = {instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10977,9 +10965,18 @@ vErrors.push(err35);
 errors++;
 }
 }
-let data15 = data13.privacy_status;
-if(typeof data15 !== "string"){
-const err36 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data8.tiktok !== undefined){
+let data13 = data8.tiktok;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.privacy_level === undefined){
+data13.privacy_level = "public";
+}
+if(data13.allow_comments === undefined){
+data13.allow_comments = true;
+}
+for(const key4 in data13){
+if(!((key4 === "privacy_level") || (key4 === "allow_comments"))){
+const err36 = {instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10988,8 +10985,10 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(!(((data15 === "public") || (data15 === "unlisted")) || (data15 === "private"))){
-const err37 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema129.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
+}
+let data14 = data13.privacy_level;
+if(typeof data14 !== "string"){
+const err37 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10998,9 +10997,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-else {
-const err38 = {instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(((data14 === "public") || (data14 === "friends")) || (data14 === "private"))){
+const err38 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema129.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -11009,13 +11007,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data5.pinterest !== undefined){
-let data16 = data5.pinterest;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-for(const key6 in data16){
-if(!(((key6 === "board_id") || (key6 === "title")) || (key6 === "link"))){
-const err39 = {instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(typeof data13.allow_comments !== "boolean"){
+const err39 = {instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -11025,11 +11018,8 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data16.board_id !== undefined){
-let data17 = data16.board_id;
-if(typeof data17 === "string"){
-if(func2(data17) > 100){
-const err40 = {instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+else {
+const err40 = {instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -11038,8 +11028,16 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!pattern89.test(data17)){
-const err41 = {instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+}
+if(data8.youtube !== undefined){
+let data16 = data8.youtube;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.privacy_status === undefined){
+data16.privacy_status = "public";
+}
+for(const key5 in data16){
+if(!((key5 === "title") || (key5 === "privacy_status"))){
+const err41 = {instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -11049,8 +11047,11 @@ vErrors.push(err41);
 errors++;
 }
 }
-else {
-const err42 = {instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data16.title !== undefined){
+let data17 = data16.title;
+if(typeof data17 === "string"){
+if(func2(data17) > 100){
+const err42 = {instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -11059,12 +11060,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-if(data16.title !== undefined){
-let data18 = data16.title;
-if(typeof data18 === "string"){
-if(func2(data18) > 100){
-const err43 = {instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(!pattern18.test(data17)){
+const err43 = {instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -11073,8 +11070,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(!pattern18.test(data18)){
-const err44 = {instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+}
+else {
+const err44 = {instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -11084,8 +11082,9 @@ vErrors.push(err44);
 errors++;
 }
 }
-else {
-const err45 = {instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data18 = data16.privacy_status;
+if(typeof data18 !== "string"){
+const err45 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -11094,12 +11093,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-if(data16.link !== undefined){
-let data19 = data16.link;
-if(typeof data19 === "string"){
-if(func2(data19) > 2048){
-const err46 = {instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(!(((data18 === "public") || (data18 === "unlisted")) || (data18 === "private"))){
+const err46 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema129.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -11108,8 +11103,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(!pattern12.test(data19)){
-const err47 = {instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+}
+else {
+const err47 = {instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -11118,8 +11114,13 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(!(formats6(data19))){
-const err48 = {instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+}
+if(data8.pinterest !== undefined){
+let data19 = data8.pinterest;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+for(const key6 in data19){
+if(!(((key6 === "board_id") || (key6 === "title")) || (key6 === "link"))){
+const err48 = {instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -11129,8 +11130,11 @@ vErrors.push(err48);
 errors++;
 }
 }
-else {
-const err49 = {instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.board_id !== undefined){
+let data20 = data19.board_id;
+if(typeof data20 === "string"){
+if(func2(data20) > 100){
+const err49 = {instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -11139,10 +11143,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-}
-else {
-const err50 = {instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!pattern89.test(data20)){
+const err50 = {instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -11152,9 +11154,8 @@ vErrors.push(err50);
 errors++;
 }
 }
-}
 else {
-const err51 = {instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err51 = {instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -11164,11 +11165,11 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data.idempotency_key !== undefined){
-let data20 = data.idempotency_key;
-if(typeof data20 === "string"){
-if(func2(data20) > 160){
-const err52 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(data19.title !== undefined){
+let data21 = data19.title;
+if(typeof data21 === "string"){
+if(func2(data21) > 100){
+const err52 = {instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -11177,8 +11178,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(func2(data20) < 1){
-const err53 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!pattern18.test(data21)){
+const err53 = {instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -11187,8 +11188,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(!pattern16.test(data20)){
-const err54 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
+}
+else {
+const err54 = {instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -11198,8 +11200,11 @@ vErrors.push(err54);
 errors++;
 }
 }
-else {
-const err55 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.link !== undefined){
+let data22 = data19.link;
+if(typeof data22 === "string"){
+if(func2(data22) > 2048){
+const err55 = {instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -11208,15 +11213,115 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-}
-else {
-const err56 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!pattern12.test(data22)){
+const err56 = {instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err56];
 }
 else {
 vErrors.push(err56);
+}
+errors++;
+}
+if(!(formats6(data22))){
+const err57 = {instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data.idempotency_key !== undefined){
+let data23 = data.idempotency_key;
+if(typeof data23 === "string"){
+if(func2(data23) > 160){
+const err61 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(func2(data23) < 1){
+const err62 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+if(!pattern16.test(data23)){
+const err63 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+else {
+const err65 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
 }
 errors++;
 }
@@ -11246,15 +11351,194 @@ return errors === 0;
 }
 validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate110;
-const schema130 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
-const schema131 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+exports.mcp__get_social_publication = validate110;
+const schema130 = {"$ref":"https://media-api.local/components#/$defs/GetSocialPublicationInput","$id":"https://media-api.local/components/request/mcp__get_social_publication"};
+const schema131 = {"type":"object","description":"Arguments of get_social_publication.","additionalProperties":false,"required":["id"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36}}};
 
 function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request/mcp__recommend_voice" */;
+/*# sourceURL="https://media-api.local/components/request/mcp__get_social_publication" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate110.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "id")){
+const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(func2(data0) > 36){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!(formats4.test(data0))){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate110.errors = vErrors;
+return errors === 0;
+}
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__list_social_publications = validate111;
+const schema132 = {"$ref":"https://media-api.local/components#/$defs/ListSocialPublicationsInput","$id":"https://media-api.local/components/request/mcp__list_social_publications"};
+const schema133 = {"type":"object","description":"Arguments of list_social_publications.","additionalProperties":false,"properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":50,"default":20}}};
+
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request/mcp__list_social_publications" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate111.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.limit === undefined){
+data.limit = 20;
+}
+for(const key0 in data){
+if(!(key0 === "limit")){
+const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+let data0 = data.limit;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err1 = {instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 50 || isNaN(data0)){
+const err2 = {instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(formats0.validate(data0))){
+const err4 = {instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate111.errors = vErrors;
+return errors === 0;
+}
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__recommend_voice = validate112;
+const schema134 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
+const schema135 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request/mcp__recommend_voice" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11456,21 +11740,21 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate111;
-const schema132 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
-const schema133 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+exports.mcp__list_editor_sound_effects = validate113;
+const schema136 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
+const schema137 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
 const pattern97 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11617,19 +11901,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate112;
-const schema134 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
-const schema135 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+exports.mcp__upload_editor_media_from_url = validate114;
+const schema138 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
+const schema139 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11837,29 +12121,29 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
-validate112.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -2542,7 +2542,7 @@ validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 exports.listModels__400 = validate31;
 const schema41 = {"$ref":"https://media-api.local/components#/$defs/ErrorResponse","$id":"https://media-api.local/components/response/listModels__400"};
 const schema42 = {"type":"object","description":"The error envelope of every non-2xx response. `retryable` is true exactly for 429 and 5xx.","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","message","retryable","context"],"properties":{"code":{"type":"string","description":"Machine-readable error code. unauthorized and invalid_api_key are 401; payment_required and insufficient_credits 402; forbidden 403; bad_request 400; not_found 404; method_not_allowed 405 (the path exists but not with this method; the Allow header lists its methods); request_timeout 408 (the request did not arrive within the server's time limits; the connection is closed); idempotency_conflict and conflict 409; payload_too_large 413; unsupported_media_type 415; rate_limited 429; server_error 500; not_implemented 501; service_unavailable 503.","enum":["unauthorized","invalid_api_key","forbidden","payment_required","insufficient_credits","bad_request","idempotency_conflict","conflict","rate_limited","not_found","method_not_allowed","server_error","not_implemented","payload_too_large","unsupported_media_type","request_timeout","service_unavailable"]},"message":{"type":"string","description":"Human-readable explanation, safe to show to the user.","maxLength":2000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"retryable":{"type":"boolean","description":"True exactly for 429 and 5xx; retry those with backoff and the same idempotency key."},"context":{"$ref":"https://media-api.local/components#/$defs/ErrorContext"}}}}};
-const schema43 = {"type":"object","description":"Details of the error. Always an object (possibly empty). The keys below are the known ones; other keys may appear and must be tolerated. Every not_found carries the same shape: `resource` (what was not found) and `field` (where its id was sent, e.g. `path.id`, `path.export_id`, `body.brand_kit_id`; `path` for a path with no operation). Strings from the request (field names, values) never appear with control characters: each is replaced by its escape (`\\u001f`).","additionalProperties":true,"maxProperties":50,"properties":{"errors":{"type":"array","description":"bad_request only; one entry per failing field, at most 100 (when more fields fail, the message says how many were left out).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/FieldError"}},"field":{"type":"string","description":"The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`. In an MCP tool result it is the tool's argument name instead (`prompt`, `id`, `idempotency_key`).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"resource":{"type":"string","description":"not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).","enum":["generation","slideshow","video","editor_video","editor_media","editor_item","editor_track","brand_kit","avatar","voice","reference_inspiration","template","preset","model","variant","sound_effect","editor_export","route","workspace","media","webhook_endpoint"]},"operation_index":{"type":"integer","format":"int32","description":"Editor edits only; the 0-based index of the failing operation.","minimum":0,"maximum":99},"current_version":{"type":"integer","format":"int64","description":"Editor edits only; the project's version when `expected_version` did not match.","minimum":1,"maximum":9007199254740991},"credits_required":{"type":"integer","format":"int64","description":"insufficient_credits only; the price of the request.","minimum":0,"maximum":1000000000},"credits_available":{"type":"integer","format":"int64","description":"insufficient_credits only; the workspace's balance.","minimum":0,"maximum":1000000000},"scope":{"type":"string","description":"forbidden only; a scope that would grant access.","enum":["generations:read","generations:write","social:read","social:write"]},"required_scopes":{"type":"array","description":"forbidden only; every scope that would grant access (any one suffices).","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"granted_scopes":{"type":"array","description":"forbidden only; the scopes the presented key or token has.","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"retry_after_seconds":{"type":"integer","format":"int32","description":"rate_limited only; same as the Retry-After header.","minimum":0,"maximum":86400},"limit_bytes":{"type":"integer","format":"int64","description":"payload_too_large only; the size limit in bytes.","minimum":0,"maximum":9007199254740991},"limit_pixels":{"type":"integer","format":"int64","description":"bad_request of an image or video whose frame is too large: the most pixels (width × height) accepted.","minimum":0,"maximum":9007199254740991},"limit_dimension":{"type":"integer","format":"int32","description":"bad_request of an image or video whose frame is too large; the most pixels per side.","minimum":0,"maximum":2147483647},"quota_seconds":{"type":"number","description":"rate_limited of an export; the workspace's export quota in seconds of output per 24 hours.","minimum":0,"maximum":9007199254740991},"used_seconds":{"type":"number","description":"rate_limited of an export; seconds of the quota used in the last 24 hours.","minimum":0,"maximum":9007199254740991},"content_type":{"type":"string","description":"unsupported_media_type only; the Content-Type that was sent.","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"supported_content_types":{"type":"array","description":"unsupported_media_type only; the accepted content types.","maxItems":10,"items":{"type":"string","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"}},"operation_id":{"type":"string","description":"not_implemented only; the operation that is not available yet.","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9]*$"}}};
+const schema43 = {"type":"object","description":"Details of the error. Always an object (possibly empty). The keys below are the known ones; other keys may appear and must be tolerated. Every not_found carries the same shape: `resource` (what was not found) and `field` (where its id was sent, e.g. `path.id`, `path.export_id`, `body.brand_kit_id`; `path` for a path with no operation). Strings from the request (field names, values) never appear with control characters: each is replaced by its escape (`\\u001f`).","additionalProperties":true,"maxProperties":50,"properties":{"errors":{"type":"array","description":"bad_request only; one entry per failing field, at most 100 (when more fields fail, the message says how many were left out).","maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/FieldError"}},"field":{"type":"string","description":"The request field the error is about, as `<location>.<path>`: `body.prompt`, `body.operations[2].item_id`, `query.limit`, `path.id`, `header.Idempotency-Key`. In an MCP tool result it is the tool's argument name instead (`prompt`, `id`, `idempotency_key`).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"resource":{"type":"string","description":"not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).","enum":["generation","slideshow","video","editor_video","editor_media","editor_item","editor_track","brand_kit","avatar","voice","reference_inspiration","template","preset","model","variant","sound_effect","editor_export","route","workspace","media","webhook_endpoint","social_account","social_publication"]},"operation_index":{"type":"integer","format":"int32","description":"Editor edits only; the 0-based index of the failing operation.","minimum":0,"maximum":99},"current_version":{"type":"integer","format":"int64","description":"Editor edits only; the project's version when `expected_version` did not match.","minimum":1,"maximum":9007199254740991},"credits_required":{"type":"integer","format":"int64","description":"insufficient_credits only; the price of the request.","minimum":0,"maximum":1000000000},"credits_available":{"type":"integer","format":"int64","description":"insufficient_credits only; the workspace's balance.","minimum":0,"maximum":1000000000},"scope":{"type":"string","description":"forbidden only; a scope that would grant access.","enum":["generations:read","generations:write","social:read","social:write"]},"required_scopes":{"type":"array","description":"forbidden only; every scope that would grant access (any one suffices).","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"granted_scopes":{"type":"array","description":"forbidden only; the scopes the presented key or token has.","maxItems":4,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}},"retry_after_seconds":{"type":"integer","format":"int32","description":"rate_limited only; same as the Retry-After header.","minimum":0,"maximum":86400},"limit_bytes":{"type":"integer","format":"int64","description":"payload_too_large only; the size limit in bytes.","minimum":0,"maximum":9007199254740991},"limit_pixels":{"type":"integer","format":"int64","description":"bad_request of an image or video whose frame is too large: the most pixels (width × height) accepted.","minimum":0,"maximum":9007199254740991},"limit_dimension":{"type":"integer","format":"int32","description":"bad_request of an image or video whose frame is too large; the most pixels per side.","minimum":0,"maximum":2147483647},"quota_seconds":{"type":"number","description":"rate_limited of an export; the workspace's export quota in seconds of output per 24 hours.","minimum":0,"maximum":9007199254740991},"used_seconds":{"type":"number","description":"rate_limited of an export; seconds of the quota used in the last 24 hours.","minimum":0,"maximum":9007199254740991},"content_type":{"type":"string","description":"unsupported_media_type only; the Content-Type that was sent.","maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"supported_content_types":{"type":"array","description":"unsupported_media_type only; the accepted content types.","maxItems":10,"items":{"type":"string","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"}},"operation_id":{"type":"string","description":"not_implemented only; the operation that is not available yet.","maxLength":64,"pattern":"^[A-Za-z][A-Za-z0-9]*$"}}};
 const schema44 = {"type":"object","description":"One failing field of a bad_request.","additionalProperties":false,"required":["field","message"],"properties":{"field":{"type":"string","description":"`<location>.<path>` of the field, e.g. `body.prompt`, `query.limit`, `body.operations[2].item_id`. In an MCP tool result the field is named as the tool's argument instead: `prompt`, `limit`, `operations[2].item_id`, `idempotency_key`.","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"message":{"type":"string","description":"Why the field is invalid.","maxLength":1000,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 const schema45 = {"type":"string","description":"An access scope.","enum":["generations:read","generations:write","social:read","social:write"]};
 const pattern34 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
@@ -2759,7 +2759,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!(((((((((((((((((((((data5 === "generation") || (data5 === "slideshow")) || (data5 === "video")) || (data5 === "editor_video")) || (data5 === "editor_media")) || (data5 === "editor_item")) || (data5 === "editor_track")) || (data5 === "brand_kit")) || (data5 === "avatar")) || (data5 === "voice")) || (data5 === "reference_inspiration")) || (data5 === "template")) || (data5 === "preset")) || (data5 === "model")) || (data5 === "variant")) || (data5 === "sound_effect")) || (data5 === "editor_export")) || (data5 === "route")) || (data5 === "workspace")) || (data5 === "media")) || (data5 === "webhook_endpoint"))){
+if(!(((((((((((((((((((((((data5 === "generation") || (data5 === "slideshow")) || (data5 === "video")) || (data5 === "editor_video")) || (data5 === "editor_media")) || (data5 === "editor_item")) || (data5 === "editor_track")) || (data5 === "brand_kit")) || (data5 === "avatar")) || (data5 === "voice")) || (data5 === "reference_inspiration")) || (data5 === "template")) || (data5 === "preset")) || (data5 === "model")) || (data5 === "variant")) || (data5 === "sound_effect")) || (data5 === "editor_export")) || (data5 === "route")) || (data5 === "workspace")) || (data5 === "media")) || (data5 === "webhook_endpoint")) || (data5 === "social_account")) || (data5 === "social_publication"))){
 const err17 = {instancePath:instancePath+"/resource",schemaPath:"#/properties/resource/enum",keyword:"enum",params:{allowedValues: schema43.properties.resource.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
@@ -80716,8 +80716,9 @@ validate1150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false
 exports.mcp__list_social_accounts = validate1153;
 const schema677 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
 const schema678 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
-const schema679 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
+const schema679 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","description":"reauthorization_required when refreshing its tokens failed; reconnect it.","enum":["connected","reauthorization_required"]},"capabilities":{"$ref":"https://media-api.local/components#/$defs/SocialCapabilities"}}};
 const schema680 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+const schema681 = {"type":"object","description":"What the platform's API can publish for this account: image, video, carousel (several images in one post) and text (a post without media). Instagram, TikTok and Pinterest: image, video, carousel; YouTube: video only; Facebook, X, LinkedIn and Threads: all four.","additionalProperties":false,"required":["image","video","carousel","text"],"properties":{"image":{"type":"boolean"},"video":{"type":"boolean"},"carousel":{"type":"boolean"},"text":{"type":"boolean"}}};
 
 function validate1155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -80791,7 +80792,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "id") || (key0 === "platform")) || (key0 === "username")) || (key0 === "display_name")) || (key0 === "avatar_url")) || (key0 === "status"))){
+if(!(((((((key0 === "id") || (key0 === "platform")) || (key0 === "username")) || (key0 === "display_name")) || (key0 === "avatar_url")) || (key0 === "status")) || (key0 === "capabilities"))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
@@ -80988,14 +80989,129 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.capabilities !== undefined){
+let data6 = data.capabilities;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.image === undefined){
+const err23 = {instancePath:instancePath+"/capabilities",schemaPath:"https://media-api.local/components#/$defs/SocialCapabilities/required",keyword:"required",params:{missingProperty: "image"},message:"must have required property '"+"image"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+if(data6.video === undefined){
+const err24 = {instancePath:instancePath+"/capabilities",schemaPath:"https://media-api.local/components#/$defs/SocialCapabilities/required",keyword:"required",params:{missingProperty: "video"},message:"must have required property '"+"video"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data6.carousel === undefined){
+const err25 = {instancePath:instancePath+"/capabilities",schemaPath:"https://media-api.local/components#/$defs/SocialCapabilities/required",keyword:"required",params:{missingProperty: "carousel"},message:"must have required property '"+"carousel"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data6.text === undefined){
+const err26 = {instancePath:instancePath+"/capabilities",schemaPath:"https://media-api.local/components#/$defs/SocialCapabilities/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+for(const key1 in data6){
+if(!((((key1 === "image") || (key1 === "video")) || (key1 === "carousel")) || (key1 === "text"))){
+const err27 = {instancePath:instancePath+"/capabilities",schemaPath:"https://media-api.local/components#/$defs/SocialCapabilities/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data6.image !== undefined){
+if(typeof data6.image !== "boolean"){
+const err28 = {instancePath:instancePath+"/capabilities/image",schemaPath:"https://media-api.local/components#/$defs/SocialCapabilities/properties/image/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data6.video !== undefined){
+if(typeof data6.video !== "boolean"){
+const err29 = {instancePath:instancePath+"/capabilities/video",schemaPath:"https://media-api.local/components#/$defs/SocialCapabilities/properties/video/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data6.carousel !== undefined){
+if(typeof data6.carousel !== "boolean"){
+const err30 = {instancePath:instancePath+"/capabilities/carousel",schemaPath:"https://media-api.local/components#/$defs/SocialCapabilities/properties/carousel/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data6.text !== undefined){
+if(typeof data6.text !== "boolean"){
+const err31 = {instancePath:instancePath+"/capabilities/text",schemaPath:"https://media-api.local/components#/$defs/SocialCapabilities/properties/text/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/capabilities",schemaPath:"https://media-api.local/components#/$defs/SocialCapabilities/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
 }
 errors++;
 }
@@ -81141,9 +81257,9 @@ return errors === 0;
 validate1153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.mcp__publish_media_to_social = validate1158;
-const schema681 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
-const schema682 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
-const schema683 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
+const schema682 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
+const schema683 = {"type":"object","description":"A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"id":{"type":"string","format":"uuid","description":"The publication's id (get_social_publication).","maxLength":36},"created_at":{"type":"string","format":"date-time","maxLength":40},"idempotent_replay":{"type":"boolean","description":"True when this answers a repeated idempotency_key (nothing was queued again)."},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
+const schema684 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","description":"queued, then publishing, then published or failed.","enum":["published","queued","publishing","failed"]},"post_id":{"type":["string","null"],"description":"The platform's id of the post, when published.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
 
 function validate1160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -81207,7 +81323,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(((((key0 === "account_id") || (key0 === "platform")) || (key0 === "status")) || (key0 === "post_url")) || (key0 === "error"))){
+if(!((((((key0 === "account_id") || (key0 === "platform")) || (key0 === "status")) || (key0 === "post_id")) || (key0 === "post_url")) || (key0 === "error"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
@@ -81288,8 +81404,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!(((data2 === "published") || (data2 === "queued")) || (data2 === "failed"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema683.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(!((((data2 === "published") || (data2 === "queued")) || (data2 === "publishing")) || (data2 === "failed"))){
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema684.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -81299,10 +81415,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.post_url !== undefined){
-let data3 = data.post_url;
+if(data.post_id !== undefined){
+let data3 = data.post_id;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema683.properties.post_url.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/post_id",schemaPath:"#/properties/post_id/type",keyword:"type",params:{type: schema684.properties.post_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -81312,8 +81428,8 @@ vErrors.push(err13);
 errors++;
 }
 if(typeof data3 === "string"){
-if(func1(data3) > 4096){
-const err14 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(func1(data3) > 200){
+const err14 = {instancePath:instancePath+"/post_id",schemaPath:"#/properties/post_id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -81322,8 +81438,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!(formats0(data3))){
-const err15 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(!pattern5.test(data3)){
+const err15 = {instancePath:instancePath+"/post_id",schemaPath:"#/properties/post_id/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -81334,15 +81450,10 @@ errors++;
 }
 }
 }
-if(data.error !== undefined){
-let data4 = data.error;
-const _errs12 = errors;
-let valid2 = false;
-let passing0 = null;
-const _errs13 = errors;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.code === undefined){
-const err16 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(data.post_url !== undefined){
+let data4 = data.post_url;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err16 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema684.properties.post_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -81351,8 +81462,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data4.message === undefined){
-const err17 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(typeof data4 === "string"){
+if(func1(data4) > 4096){
+const err17 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -81361,8 +81473,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data4.retryable === undefined){
-const err18 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(!(formats0(data4))){
+const err18 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -81371,8 +81483,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(data4.context === undefined){
-const err19 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
+}
+}
+if(data.error !== undefined){
+let data5 = data.error;
+const _errs14 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs15 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.code === undefined){
+const err19 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -81381,9 +81502,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
-const err20 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data5.message === undefined){
+const err20 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -81392,12 +81512,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-if(data4.code !== undefined){
-let data5 = data4.code;
-if(typeof data5 === "string"){
-if(func1(data5) > 64){
-const err21 = {instancePath:instancePath+"/error/code",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/code/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(data5.retryable === undefined){
+const err21 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -81406,8 +81522,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(!pattern66.test(data5)){
-const err22 = {instancePath:instancePath+"/error/code",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/code/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*$"+"\""};
+if(data5.context === undefined){
+const err22 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/required",keyword:"required",params:{missingProperty: "context"},message:"must have required property '"+"context"+"'"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -81416,9 +81532,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-else {
-const err23 = {instancePath:instancePath+"/error/code",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data5){
+if(!((((key1 === "code") || (key1 === "message")) || (key1 === "retryable")) || (key1 === "context"))){
+const err23 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -81428,11 +81544,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data4.message !== undefined){
-let data6 = data4.message;
+if(data5.code !== undefined){
+let data6 = data5.code;
 if(typeof data6 === "string"){
-if(func1(data6) > 2000){
-const err24 = {instancePath:instancePath+"/error/message",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(func1(data6) > 64){
+const err24 = {instancePath:instancePath+"/error/code",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/code/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -81441,8 +81557,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!pattern21.test(data6)){
-const err25 = {instancePath:instancePath+"/error/message",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+if(!pattern66.test(data6)){
+const err25 = {instancePath:instancePath+"/error/code",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/code/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -81453,7 +81569,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/error/message",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err26 = {instancePath:instancePath+"/error/code",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -81463,9 +81579,11 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data4.retryable !== undefined){
-if(typeof data4.retryable !== "boolean"){
-const err27 = {instancePath:instancePath+"/error/retryable",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data5.message !== undefined){
+let data7 = data5.message;
+if(typeof data7 === "string"){
+if(func1(data7) > 2000){
+const err27 = {instancePath:instancePath+"/error/message",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -81474,12 +81592,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-if(data4.context !== undefined){
-let data8 = data4.context;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-if(Object.keys(data8).length > 50){
-const err28 = {instancePath:instancePath+"/error/context",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/context/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(!pattern21.test(data7)){
+const err28 = {instancePath:instancePath+"/error/message",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/message/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -81490,7 +81604,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/error/context",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/context/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err29 = {instancePath:instancePath+"/error/message",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -81500,9 +81614,9 @@ vErrors.push(err29);
 errors++;
 }
 }
-}
-else {
-const err30 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data5.retryable !== undefined){
+if(typeof data5.retryable !== "boolean"){
+const err30 = {instancePath:instancePath+"/error/retryable",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -81511,14 +81625,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-var _valid0 = _errs13 === errors;
-if(_valid0){
-valid2 = true;
-passing0 = 0;
 }
-const _errs26 = errors;
-if(data4 !== null){
-const err31 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data5.context !== undefined){
+let data9 = data5.context;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(Object.keys(data9).length > 50){
+const err31 = {instancePath:instancePath+"/error/context",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/context/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -81527,7 +81639,46 @@ vErrors.push(err31);
 }
 errors++;
 }
-var _valid0 = _errs26 === errors;
+}
+else {
+const err32 = {instancePath:instancePath+"/error/context",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/properties/context/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/error",schemaPath:"https://media-api.local/components#/$defs/FailureDetail/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid0 = _errs15 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+}
+const _errs28 = errors;
+if(data5 !== null){
+const err34 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+var _valid0 = _errs28 === errors;
 if(_valid0 && valid2){
 valid2 = false;
 passing0 = [passing0, 1];
@@ -81539,20 +81690,20 @@ passing0 = 1;
 }
 }
 if(!valid2){
-const err32 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err35 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err32];
+vErrors = [err35];
 }
 else {
-vErrors.push(err32);
+vErrors.push(err35);
 }
 errors++;
 }
 else {
-errors = _errs12;
+errors = _errs14;
 if(vErrors !== null){
-if(_errs12){
-vErrors.length = _errs12;
+if(_errs14){
+vErrors.length = _errs14;
 }
 else {
 vErrors = null;
@@ -81562,12 +81713,12 @@ vErrors = null;
 }
 }
 else {
-const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err33];
+vErrors = [err36];
 }
 else {
-vErrors.push(err33);
+vErrors.push(err36);
 }
 errors++;
 }
@@ -81619,7 +81770,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "object") || (key0 === "status")) || (key0 === "results"))){
+if(!((((((key0 === "object") || (key0 === "id")) || (key0 === "created_at")) || (key0 === "idempotent_replay")) || (key0 === "status")) || (key0 === "results"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -81653,10 +81804,11 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data1 = data.status;
-if(typeof data1 !== "string"){
-const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -81665,8 +81817,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!((((data1 === "published") || (data1 === "queued")) || (data1 === "partial")) || (data1 === "failed"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema682.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(!(formats66.test(data1))){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -81676,11 +81828,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.results !== undefined){
-let data2 = data.results;
-if(Array.isArray(data2)){
-if(data2.length > 20){
-const err8 = {instancePath:instancePath+"/results",schemaPath:"#/properties/results/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -81689,16 +81838,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate1160(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1160.errors : vErrors.concat(validate1160.errors);
-errors = vErrors.length;
 }
-}
-}
-else {
-const err9 = {instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.created_at !== undefined){
+let data2 = data.created_at;
+if(typeof data2 === "string"){
+if(func1(data2) > 40){
+const err9 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -81707,15 +81852,103 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-}
-else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats46.validate(data2))){
+const err10 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.idempotent_replay !== undefined){
+if(typeof data.idempotent_replay !== "boolean"){
+const err12 = {instancePath:instancePath+"/idempotent_replay",schemaPath:"#/properties/idempotent_replay/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data4 = data.status;
+if(typeof data4 !== "string"){
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!((((data4 === "published") || (data4 === "queued")) || (data4 === "partial")) || (data4 === "failed"))){
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema683.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.results !== undefined){
+let data5 = data.results;
+if(Array.isArray(data5)){
+if(data5.length > 20){
+const err15 = {instancePath:instancePath+"/results",schemaPath:"#/properties/results/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate1160(data5[i0], {instancePath:instancePath+"/results/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1160.errors : vErrors.concat(validate1160.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
 }
 errors++;
 }
@@ -81745,15 +81978,637 @@ return errors === 0;
 }
 validate1158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate1163;
-const schema686 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
-const schema687 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
-const schema688 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+exports.mcp__get_social_publication = validate1163;
+const schema687 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__get_social_publication"};
 
-function validate1165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1165.evaluated;
+const evaluated0 = validate1164.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.status === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.results === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "results"},message:"must have required property '"+"results"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "object") || (key0 === "id")) || (key0 === "created_at")) || (key0 === "idempotent_replay")) || (key0 === "status")) || (key0 === "results"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if("social_publish_result" !== data0){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "social_publish_result"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(formats66.test(data1))){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data2 = data.created_at;
+if(typeof data2 === "string"){
+if(func1(data2) > 40){
+const err9 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!(formats46.validate(data2))){
+const err10 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.idempotent_replay !== undefined){
+if(typeof data.idempotent_replay !== "boolean"){
+const err12 = {instancePath:instancePath+"/idempotent_replay",schemaPath:"#/properties/idempotent_replay/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data4 = data.status;
+if(typeof data4 !== "string"){
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!((((data4 === "published") || (data4 === "queued")) || (data4 === "partial")) || (data4 === "failed"))){
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema683.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.results !== undefined){
+let data5 = data.results;
+if(Array.isArray(data5)){
+if(data5.length > 20){
+const err15 = {instancePath:instancePath+"/results",schemaPath:"#/properties/results/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate1160(data5[i0], {instancePath:instancePath+"/results/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1160.errors : vErrors.concat(validate1160.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate1164.errors = vErrors;
+return errors === 0;
+}
+validate1164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/mcp__get_social_publication" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1163.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1164(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1164.errors : vErrors.concat(validate1164.errors);
+errors = vErrors.length;
+}
+validate1163.errors = vErrors;
+return errors === 0;
+}
+validate1163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__list_social_publications = validate1167;
+const schema689 = {"$ref":"https://media-api.local/components#/$defs/SocialPublicationList","$id":"https://media-api.local/components/response/mcp__list_social_publications"};
+const schema690 = {"type":"object","description":"Result of list_social_publications, newest first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishResult"}}}};
+
+function validate1169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1169.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.status === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.results === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "results"},message:"must have required property '"+"results"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "object") || (key0 === "id")) || (key0 === "created_at")) || (key0 === "idempotent_replay")) || (key0 === "status")) || (key0 === "results"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if("social_publish_result" !== data0){
+const err5 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "social_publish_result"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(func1(data1) > 36){
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(formats66.test(data1))){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+let data2 = data.created_at;
+if(typeof data2 === "string"){
+if(func1(data2) > 40){
+const err9 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!(formats46.validate(data2))){
+const err10 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.idempotent_replay !== undefined){
+if(typeof data.idempotent_replay !== "boolean"){
+const err12 = {instancePath:instancePath+"/idempotent_replay",schemaPath:"#/properties/idempotent_replay/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data4 = data.status;
+if(typeof data4 !== "string"){
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!((((data4 === "published") || (data4 === "queued")) || (data4 === "partial")) || (data4 === "failed"))){
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema683.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.results !== undefined){
+let data5 = data.results;
+if(Array.isArray(data5)){
+if(data5.length > 20){
+const err15 = {instancePath:instancePath+"/results",schemaPath:"#/properties/results/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate1160(data5[i0], {instancePath:instancePath+"/results/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1160.errors : vErrors.concat(validate1160.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate1169.errors = vErrors;
+return errors === 0;
+}
+validate1169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1168.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "object") || (key0 === "data"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data0 = data.object;
+if(typeof data0 !== "string"){
+const err3 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if("list" !== data0){
+const err4 = {instancePath:instancePath+"/object",schemaPath:"#/properties/object/const",keyword:"const",params:{allowedValue: "list"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data1 = data.data;
+if(Array.isArray(data1)){
+if(data1.length > 50){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate1169(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1169.errors : vErrors.concat(validate1169.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate1168.errors = vErrors;
+return errors === 0;
+}
+validate1168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate1167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/mcp__list_social_publications" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1167.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1168(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1168.errors : vErrors.concat(validate1168.errors);
+errors = vErrors.length;
+}
+validate1167.errors = vErrors;
+return errors === 0;
+}
+validate1167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__recommend_voice = validate1173;
+const schema692 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
+const schema693 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
+const schema694 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+
+function validate1175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -82466,16 +83321,16 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate1165.errors = vErrors;
+validate1175.errors = vErrors;
 return errors === 0;
 }
-validate1165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1164.evaluated;
+const evaluated0 = validate1174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -82553,8 +83408,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate1165(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1165.errors : vErrors.concat(validate1165.errors);
+if(!(validate1175(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1175.errors : vErrors.concat(validate1175.errors);
 errors = vErrors.length;
 }
 }
@@ -82581,43 +83436,43 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate1164.errors = vErrors;
+validate1174.errors = vErrors;
 return errors === 0;
 }
-validate1164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1163.evaluated;
+const evaluated0 = validate1173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1164(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1164.errors : vErrors.concat(validate1164.errors);
+if(!(validate1174(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1174.errors : vErrors.concat(validate1174.errors);
 errors = vErrors.length;
 }
-validate1163.errors = vErrors;
+validate1173.errors = vErrors;
 return errors === 0;
 }
-validate1163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate1168;
-const schema690 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
-const schema691 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
-const schema692 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
-const pattern373 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const pattern375 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+exports.mcp__list_editor_sound_effects = validate1178;
+const schema696 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
+const schema697 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
+const schema698 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
+const pattern374 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
+const pattern376 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate1169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1169.evaluated;
+const evaluated0 = validate1179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -82782,7 +83637,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern373.test(data3)){
+if(!pattern374.test(data3)){
 const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -82852,7 +83707,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern375.test(data5)){
+if(!pattern376.test(data5)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -83040,39 +83895,39 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate1169.errors = vErrors;
+validate1179.errors = vErrors;
 return errors === 0;
 }
-validate1169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1168.evaluated;
+const evaluated0 = validate1178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1169(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1169.errors : vErrors.concat(validate1169.errors);
+if(!(validate1179(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1179.errors : vErrors.concat(validate1179.errors);
 errors = vErrors.length;
 }
-validate1168.errors = vErrors;
+validate1178.errors = vErrors;
 return errors === 0;
 }
-validate1168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate1171;
-const schema693 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
+exports.mcp__upload_editor_media_from_url = validate1181;
+const schema699 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
 
-function validate1172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1172.evaluated;
+const evaluated0 = validate1182.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -83331,29 +84186,29 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate1172.errors = vErrors;
+validate1182.errors = vErrors;
 return errors === 0;
 }
-validate1172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1171.evaluated;
+const evaluated0 = validate1181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1172(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1172.errors : vErrors.concat(validate1172.errors);
+if(!(validate1182(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1182.errors : vErrors.concat(validate1182.errors);
 errors = vErrors.length;
 }
-validate1171.errors = vErrors;
+validate1181.errors = vErrors;
 return errors === 0;
 }
-validate1171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

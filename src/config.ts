@@ -24,6 +24,9 @@ export interface Config {
   /** HMAC secret of signed media URLs; unset: one generated and kept in the database (shared by every node). */
   mediaSigningSecret: string | undefined;
   mediaUrlTtlSeconds: number;
+  /** AES-256-GCM key (32 bytes) encrypting social account tokens at rest; unset: one generated into DATA_DIR/secrets.key (single node only). */
+  secretsKey: Buffer | undefined;
+  social: SocialConfig;
   /** Bearer token of GET /metrics (at least 16 characters); unset: no /metrics route (404). */
   metricsToken: string | undefined;
   rateLimitGenerations: number;
@@ -322,6 +325,47 @@ function metricsToken(raw: string | undefined): string | undefined {
   return raw;
 }
 
+export interface SocialConfig {
+  /** SOCIAL_API_BASE_<PLATFORM>: replaces scheme and host of every URL that platform's adapter calls (sandboxes, fakes). */
+  apiBase: Record<string, string | undefined>;
+  /** SOCIAL_<PLATFORM>_CLIENT_ID / _CLIENT_SECRET: the app's OAuth client, for refreshing tokens. */
+  clients: Record<string, { id: string; secret: string | undefined } | undefined>;
+  /** Social publish jobs a worker process runs at once. */
+  concurrency: number;
+}
+
+const SOCIAL_PLATFORM_NAMES = ['instagram', 'facebook', 'tiktok', 'x', 'linkedin', 'threads', 'youtube', 'pinterest'];
+
+function socialConfig(env: NodeJS.ProcessEnv): SocialConfig {
+  const apiBase: SocialConfig['apiBase'] = {};
+  const clients: SocialConfig['clients'] = {};
+  for (const p of SOCIAL_PLATFORM_NAMES) {
+    const name = `SOCIAL_API_BASE_${p.toUpperCase()}`;
+    const raw = env[name];
+    if (raw) {
+      let u: URL;
+      try {
+        u = new URL(raw);
+      } catch {
+        throw new Error(`Environment variable ${name} must be an absolute http(s) URL, got "${raw}"`);
+      }
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`Environment variable ${name} must be an http(s) URL`);
+      apiBase[p] = u.origin;
+    }
+    const id = env[`SOCIAL_${p.toUpperCase()}_CLIENT_ID`];
+    if (id) clients[p] = { id, secret: env[`SOCIAL_${p.toUpperCase()}_CLIENT_SECRET`] || undefined };
+  }
+  return { apiBase, clients, concurrency: int(env, 'SOCIAL_PUBLISH_CONCURRENCY', 2, 1, 32) };
+}
+
+/** SECRETS_KEY: 32 bytes as 64 hex digits or base64/base64url. */
+function secretsKey(raw: string | undefined): Buffer | undefined {
+  if (!raw) return undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : undefined;
+  if (!key || key.length !== 32) throw new Error('Environment variable SECRETS_KEY must be 32 bytes, as 64 hex digits or base64');
+  return key;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -345,6 +389,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demoWorkspace: bool(env, 'DEMO_WORKSPACE', true),
     mediaSigningSecret: env.MEDIA_SIGNING_SECRET || undefined,
     mediaUrlTtlSeconds: int(env, 'MEDIA_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
+    secretsKey: secretsKey(env.SECRETS_KEY),
+    social: socialConfig(env),
     metricsToken: metricsToken(env.METRICS_TOKEN),
     rateLimitGenerations: int(env, 'RATE_LIMIT_GENERATIONS', 60, 1),
     rateLimitWindowSeconds: int(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 24 * 3600),

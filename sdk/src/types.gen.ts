@@ -79,7 +79,7 @@ export type ErrorContext = {
     /**
      * not_found only; the kind of resource that was not found (`route`: no operation at this path; `workspace`: the workspace of the credentials no longer exists; `media`: a stored file behind a signed URL).
      */
-    resource?: 'generation' | 'slideshow' | 'video' | 'editor_video' | 'editor_media' | 'editor_item' | 'editor_track' | 'brand_kit' | 'avatar' | 'voice' | 'reference_inspiration' | 'template' | 'preset' | 'model' | 'variant' | 'sound_effect' | 'editor_export' | 'route' | 'workspace' | 'media' | 'webhook_endpoint';
+    resource?: 'generation' | 'slideshow' | 'video' | 'editor_video' | 'editor_media' | 'editor_item' | 'editor_track' | 'brand_kit' | 'avatar' | 'voice' | 'reference_inspiration' | 'template' | 'preset' | 'model' | 'variant' | 'sound_effect' | 'editor_export' | 'route' | 'workspace' | 'media' | 'webhook_endpoint' | 'social_account' | 'social_publication';
     /**
      * Editor edits only; the 0-based index of the failing operation.
      */
@@ -2158,7 +2158,21 @@ export type SocialAccount = {
     username: string;
     display_name: string | null;
     avatar_url: string | null;
+    /**
+     * reauthorization_required when refreshing its tokens failed; reconnect it.
+     */
     status: 'connected' | 'reauthorization_required';
+    capabilities?: SocialCapabilities;
+};
+
+/**
+ * What the platform's API can publish for this account: image, video, carousel (several images in one post) and text (a post without media). Instagram, TikTok and Pinterest: image, video, carousel; YouTube: video only; Facebook, X, LinkedIn and Threads: all four.
+ */
+export type SocialCapabilities = {
+    image: boolean;
+    video: boolean;
+    carousel: boolean;
+    text: boolean;
 };
 
 /**
@@ -2170,7 +2184,7 @@ export type SocialAccountList = {
 };
 
 /**
- * Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.
+ * Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url, a caption and optional per-platform options.
  */
 export type PublishMediaToSocialInput = {
     /**
@@ -2181,6 +2195,9 @@ export type PublishMediaToSocialInput = {
      * An editor media id (image or video).
      */
     media_id?: string;
+    generation_id?: string;
+    export_id?: string;
+    slideshow_id?: string;
     /**
      * Direct public HTTPS URL of the image or video (e.g. a completed generation's url).
      */
@@ -2225,10 +2242,41 @@ export type SocialPlatformOptions = {
 };
 
 /**
- * Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).
+ * Arguments of get_social_publication.
+ */
+export type GetSocialPublicationInput = {
+    id: string;
+};
+
+/**
+ * Arguments of list_social_publications.
+ */
+export type ListSocialPublicationsInput = {
+    limit?: number;
+};
+
+/**
+ * Result of list_social_publications, newest first.
+ */
+export type SocialPublicationList = {
+    object: 'list';
+    data: Array<SocialPublishResult>;
+};
+
+/**
+ * A publication (result of publish_media_to_social and get_social_publication). status: published (every account published), queued (none failed, some still queued or publishing), partial (some failed), failed (all failed).
  */
 export type SocialPublishResult = {
     object: 'social_publish_result';
+    /**
+     * The publication's id (get_social_publication).
+     */
+    id?: string;
+    created_at?: string;
+    /**
+     * True when this answers a repeated idempotency_key (nothing was queued again).
+     */
+    idempotent_replay?: boolean;
     status: 'published' | 'queued' | 'partial' | 'failed';
     /**
      * One entry per distinct account.
@@ -2242,7 +2290,14 @@ export type SocialPublishResult = {
 export type SocialPublishAccountResult = {
     account_id: string;
     platform: SocialPlatform;
-    status: 'published' | 'queued' | 'failed';
+    /**
+     * queued, then publishing, then published or failed.
+     */
+    status: 'published' | 'queued' | 'publishing' | 'failed';
+    /**
+     * The platform's id of the post, when published.
+     */
+    post_id?: string | null;
     /**
      * URL of the published post, when known.
      */

@@ -12,6 +12,8 @@ import { createApiKey, revokeApiKey, validateScopes } from '../services/workspac
 import { checkEmail, checkPassword, createMember, MemberError } from '../services/oauth/members.ts';
 import { listGrants, revokeGrantById } from '../services/oauth/oauth.ts';
 import { pendingReviews, reviewReference } from '../services/references/references.ts';
+import { connectAccount, describeAccount, disconnectAccount, isSocialPlatform, listAccounts, SOCIAL_PLATFORMS } from '../services/social/accounts.ts';
+import { loadTokenKey, tokenCipher } from '../services/social/token-crypto.ts';
 import { createOrganization, getOrganization, grantCredits, isUuid, setPlan, type Plan } from '../services/workspaces/organizations.ts';
 
 const USAGE = `Usage: npm run -s admin -- <command>
@@ -24,7 +26,12 @@ const USAGE = `Usage: npm run -s admin -- <command>
   grant list --org ID        the apps members connected over OAuth (MCP clients)
   grant revoke --id GRANT_ID disconnect one: its tokens stop working at once
   reference pending          public reference inspirations waiting for review
-  reference review --id ID --decision approve|reject [--reason TEXT]`;
+  reference review --id ID --decision approve|reject [--reason TEXT]
+  social connect --org ID --platform instagram|facebook|tiktok|x|linkedin|threads|youtube|pinterest
+                 --handle NAME --access-token TOKEN [--refresh-token TOKEN] [--expires-in SECONDS]
+                 [--account-id PLATFORM_ACCOUNT_ID] [--display-name NAME] [--scopes a,b]
+  social list --org ID       the workspace's connected social accounts (never their tokens)
+  social disconnect --id ID  forget a connection and its tokens`;
 
 class UsageError extends Error {}
 class CommandError extends Error {}
@@ -71,6 +78,12 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       password: { type: 'string' },
       decision: { type: 'string' },
       reason: { type: 'string' },
+      platform: { type: 'string' },
+      handle: { type: 'string' },
+      'access-token': { type: 'string' },
+      'refresh-token': { type: 'string' },
+      'account-id': { type: 'string' },
+      'display-name': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -173,6 +186,44 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       const done = await reviewReference(db, id, decision, opts.reason);
       if (!done) throw new CommandError(`reference ${id} is not a ready public reference waiting for review`);
       return done;
+    }
+    case 'social connect': {
+      const id = orgId(need(opts, 'org'));
+      const platform = need(opts, 'platform');
+      if (!isSocialPlatform(platform)) throw new UsageError(`--platform must be one of ${SOCIAL_PLATFORMS.join(', ')}, got "${platform}"`);
+      const handle = need(opts, 'handle').replace(/^@/, '');
+      if (handle.length > 200 || /[\u0000-\u001f\u007f]/.test(handle)) throw new UsageError('--handle must be at most 200 characters without control characters');
+      const accessToken = need(opts, 'access-token');
+      const expiresIn = opts['expires-in'] !== undefined ? nonNegativeInt('expires-in', opts['expires-in'], 0) : undefined;
+      const { db } = await database();
+      if (!(await getOrganization(db, id))) throw new CommandError(`organization ${id} not found`);
+      const cipher = tokenCipher(await loadTokenKey(config));
+      const row = await connectAccount(db, cipher, {
+        orgId: id,
+        platform,
+        handle,
+        displayName: opts['display-name'] ?? null,
+        accessToken,
+        refreshToken: opts['refresh-token'] ?? null,
+        expiresInSeconds: expiresIn,
+        platformAccountId: opts['account-id'],
+        scopes: opts.scopes?.split(/[ ,]+/).filter(Boolean) ?? [],
+      });
+      return describeAccount(row);
+    }
+    case 'social list': {
+      const id = orgId(need(opts, 'org'));
+      const { db } = await database();
+      if (!(await getOrganization(db, id))) throw new CommandError(`organization ${id} not found`);
+      return { object: 'list', org: id, data: (await listAccounts(db, id)).map(describeAccount) };
+    }
+    case 'social disconnect': {
+      const id = need(opts, 'id');
+      if (!isUuid(id)) throw new CommandError(`social account ${id} not found`);
+      const { db } = await database();
+      const row = await disconnectAccount(db, id);
+      if (!row) throw new CommandError(`social account ${id} not found`);
+      return { object: 'social_account', id, platform: row.platform, handle: row.handle, disconnected: true };
     }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');

@@ -13,6 +13,7 @@ import { imageGenerationJob, videoGenerationJob } from './generation-job.ts';
 import { QUEUES } from './queue.ts';
 import { referenceAnalysisJob } from './reference-job.ts';
 import { slideshowJob } from './slideshow-job.ts';
+import { socialPublishJob } from './social-publish-job.ts';
 import { webhookDeliveryJob } from './webhook-delivery-job.ts';
 
 /** pg_advisory_lock key held while maintenance runs (727_001: migrations, 727_002: the demo workspace). */
@@ -65,4 +66,4 @@ export const maintenanceJob = defineJob<object>({
   },
 });
 
-export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, slideshowJob, facelessJob, maintenanceJob, webhookDeliveryJob];
+export const JOBS: readonly AnyJob[] = [imageGenerationJob, videoGenerationJob, editorExportJob, referenceAnalysisJob, slideshowJob, facelessJob, maintenanceJob, webhookDeliveryJob, socialPublishJob];

@@ -23,6 +23,8 @@ export const QUEUES = {
   webhookDelivery: 'webhook-delivery',
   /** Slideshows: copy, slide images, editor project and carousel MP4. */
   slideshow: 'slideshow',
+  /** Social publishing: one job per target account of a publication. */
+  socialPublish: 'social-publish',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -42,6 +44,7 @@ export const PAYLOAD_VERSIONS: Record<QueueName, number> = {
   [QUEUES.maintenance]: 1,
   [QUEUES.webhookDelivery]: 1,
   [QUEUES.slideshow]: 1,
+  [QUEUES.socialPublish]: 1,
 };
 
 /** The dead-letter queue of a queue: jobs whose every attempt was lost (worker killed, timed out). */
@@ -62,15 +65,15 @@ export class QueueRefused extends Error {
 export interface JobQueue {
   readonly boss: PgBoss;
   /** Sends inside `tx`; throws QueueRefused when pg-boss returns no id (the caller rolls back). */
-  sendInTx(tx: Tx, queue: QueueName, data: object, id?: string): Promise<string>;
+  sendInTx(tx: Tx, queue: QueueName, data: object, id?: string, options?: { startAfter?: number }): Promise<string>;
 }
 
 export function jobQueue(boss: PgBoss): JobQueue {
   return {
     boss,
-    async sendInTx(tx, queue, data, id) {
+    async sendInTx(tx, queue, data, id, options) {
       const payload = { ...data, $version: PAYLOAD_VERSIONS[queue] };
-      const sent = await boss.send(queue, payload, { db: fromDrizzle(tx as never, sql as never), ...(id ? { id } : {}) });
+      const sent = await boss.send(queue, payload, { db: fromDrizzle(tx as never, sql as never), ...(id ? { id } : {}), ...(options?.startAfter ? { startAfter: options.startAfter } : {}) });
       if (!sent) throw new QueueRefused(queue);
       return sent;
     },

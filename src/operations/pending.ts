@@ -10,7 +10,4 @@ export const PENDING_OPERATIONS: ReadonlySet<string> = new Set([
 // `not_implemented` (isError). The binder refuses boot when this list, the handler modules and
 // the spec disagree.
 export const PENDING_MCP_TOOLS: ReadonlySet<string> = new Set([
-  // Social publishing
-  'list_social_accounts',
-  'publish_media_to_social',
 ]);

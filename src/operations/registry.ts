@@ -14,11 +14,12 @@ import { handlers as health } from './health.ts';
 import { handlers as meta } from './meta.ts';
 import { handlers as references } from './references.ts';
 import { handlers as slideshows } from './slideshows.ts';
+import { handlers as social } from './social.ts';
 import { handlers as webhooks } from './webhooks.ts';
 import { handlers as workspace } from './workspace.ts';
 
 /** Every handler module, one per domain (operations and MCP-only tools alike). */
-export const HANDLER_MODULES: Record<string, HandlerMap> = { assets, catalog, editor, faceless, generations, health, meta, references, slideshows, webhooks, workspace };
+export const HANDLER_MODULES: Record<string, HandlerMap> = { assets, catalog, editor, faceless, generations, health, meta, references, slideshows, social, webhooks, workspace };
 
 interface EntryLike {
   operationId: string;

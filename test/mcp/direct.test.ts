@@ -80,7 +80,7 @@ t.test('on the endpoint: each direct answer is the SDK Server answer to the same
     ['get_generation, bad id (400 as isError)', call(16, 'get_generation', { id: 'nope' })],
     ['create_generation, invalid (400 as isError)', call(17, 'create_generation', { template_slug: 'product-spotlight', surprise: 1 })],
     ['an unknown argument', call(18, 'list_generation_catalog', { surprise: true })],
-    ['a pending tool (not_implemented)', call(19, 'list_social_accounts', {})],
+    ['list_social_accounts (MCP-only)', call(19, 'list_social_accounts', {})],
   ];
   for (const [name, body] of calls) {
     const direct = await post(body);

@@ -141,7 +141,7 @@ t.test('rate limit: upload_editor_media_from_url is counted per workspace by its
   t.equal(assets.status, 200, 'nor are operations without one');
 });
 
-t.test('pending MCP-only tools run the same path, then answer not_implemented', async (t) => {
+t.test('MCP-only social tools run the same path: scope first, then arguments, then the handler', async (t) => {
   const gen = await app.workspace({ scopes: ['generations:read', 'generations:write'] });
   const social = await app.workspace({ scopes: ['social:read', 'social:write'] });
   t.equal((await refusal(executor.execute(toolCall('list_social_accounts', gen.key)))).code, 'forbidden', 'scope first');
@@ -149,7 +149,7 @@ t.test('pending MCP-only tools run the same path, then answer not_implemented', 
   t.equal(bad.code, 'bad_request', 'arguments validated first');
   const fields = (bad.context.errors as { field: string; message: string }[]).map((e) => `${e.field} ${e.message}`);
   t.ok(fields.includes('arguments.surprise is not a known field'), fields.join('; '));
-  const pending = await refusal(executor.execute(toolCall('list_social_accounts', social.key)));
-  t.equal(pending.status, 501);
-  t.match(pending.toJSON(), { error: { code: 'not_implemented', retryable: true, context: { tool: 'list_social_accounts' } } });
+  const missing = await refusal(executor.execute(toolCall('publish_media_to_social', social.key, { account_ids: ['00000000-0000-4000-8000-000000000000'], media_id: '00000000-0000-4000-8000-000000000001' })));
+  t.equal(missing.status, 404);
+  t.match(missing.toJSON(), { error: { code: 'not_found', context: { resource: 'social_account' } } });
 });

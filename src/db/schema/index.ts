@@ -6,3 +6,4 @@ export * from './editor.ts';
 export * from './webhooks.ts';
 export * from './slideshows.ts';
 export * from './faceless.ts';
+export * from './social.ts';

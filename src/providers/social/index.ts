@@ -1,0 +1,9 @@
+// The social platform adapters, one file per platform. Platforms without one are refused at
+// validation (services/social/limits.ts: `available: false`), never queued.
+import type { SocialPlatform } from '../../services/social/accounts.ts';
+import type { SocialAdapter } from './http.ts';
+import { linkedin } from './linkedin.ts';
+import { x } from './x.ts';
+
+export const SOCIAL_ADAPTERS: Partial<Record<SocialPlatform, SocialAdapter>> = { x, linkedin };
+export { PlatformError } from './http.ts';

@@ -1,0 +1,93 @@
+// What each platform accepts, checked before a publication is queued (README "Social
+// publishing" documents the same table). A target whose platform cannot take the media is a 400
+// naming the account and the limit; a platform whose adapter is not built yet is refused the same way.
+import type { SocialPlatform } from './accounts.ts';
+
+export interface PlatformLimits {
+  /** Publishing to it is implemented (an adapter under src/providers/social/). */
+  available: boolean;
+  captionMaxChars: number;
+  image?: { types: string[]; maxBytes: number; maxPixels?: number };
+  video?: { types: string[]; maxBytes: number; minSeconds: number; maxSeconds: number; minAspect: number; maxAspect: number };
+  /** Most images in one post (1: no carousel). */
+  maxImages: number;
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * | platform | caption | image | video | images per post |
+ * |---|---|---|---|---|
+ * | X | 280 characters | JPEG, PNG, WebP, GIF ≤ 5 MB | MP4/MOV ≤ 512 MB, 0.5–140 s, aspect 1:3–3:1 | 4 |
+ * | LinkedIn | 3000 characters | JPEG, PNG, GIF ≤ 36,152,320 pixels, ≤ 100 MB | MP4 75 KB–500 MB, 3 s–30 min, aspect 1:2.4–2.4:1 | 20 |
+ * | Instagram, Facebook, TikTok, Threads, YouTube, Pinterest | — | publishing not available yet | | |
+ */
+export const PLATFORM_LIMITS: Record<SocialPlatform, PlatformLimits> = {
+  x: {
+    available: true,
+    captionMaxChars: 280,
+    image: { types: ['image/jpeg', 'image/png', 'image/webp', 'image/gif'], maxBytes: 5 * MB },
+    video: { types: ['video/mp4', 'video/quicktime'], maxBytes: 512 * MB, minSeconds: 0.5, maxSeconds: 140, minAspect: 1 / 3, maxAspect: 3 },
+    maxImages: 4,
+  },
+  linkedin: {
+    available: true,
+    captionMaxChars: 3000,
+    image: { types: ['image/jpeg', 'image/png', 'image/gif'], maxBytes: 100 * MB, maxPixels: 36_152_320 },
+    video: { types: ['video/mp4'], maxBytes: 500 * MB, minSeconds: 3, maxSeconds: 30 * 60, minAspect: 1 / 2.4, maxAspect: 2.4 },
+    maxImages: 20,
+  },
+  instagram: { available: false, captionMaxChars: 2200, maxImages: 10 },
+  facebook: { available: false, captionMaxChars: 63206, maxImages: 10 },
+  tiktok: { available: false, captionMaxChars: 2200, maxImages: 35 },
+  threads: { available: false, captionMaxChars: 500, maxImages: 20 },
+  youtube: { available: false, captionMaxChars: 5000, maxImages: 0 },
+  pinterest: { available: false, captionMaxChars: 500, maxImages: 5 },
+};
+
+export interface MediaFacts {
+  kind: 'image' | 'video' | 'audio' | 'voice';
+  contentType: string;
+  sizeBytes: number;
+  width: number | null;
+  height: number | null;
+  durationSeconds: number | null;
+}
+
+const fmtBytes = (n: number) => (n >= MB ? `${Math.round((n / MB) * 10) / 10} MB` : `${Math.round(n / 1024)} KB`);
+const ratio = (r: number) => (r >= 1 ? `${Math.round(r * 100) / 100}:1` : `1:${Math.round((1 / r) * 100) / 100}`);
+
+/** The limit the media or caption breaks on this platform (a sentence), or undefined when it fits. */
+export function checkTarget(platform: SocialPlatform, media: MediaFacts[], caption: string): string | undefined {
+  const l = PLATFORM_LIMITS[platform];
+  if (!l.available) return `platform ${platform} publishing is not available yet`;
+  const chars = [...caption].length;
+  if (chars > l.captionMaxChars) return `the caption is ${chars} characters; ${platform} allows at most ${l.captionMaxChars}`;
+  const videos = media.filter((m) => m.kind === 'video');
+  const images = media.filter((m) => m.kind === 'image');
+  if (media.some((m) => m.kind !== 'image' && m.kind !== 'video')) return 'only images and videos can be published';
+  if (videos.length && media.length > 1) return 'a post holds one video, or images only';
+  if (images.length > l.maxImages) return `${images.length} images; ${platform} allows at most ${l.maxImages} per post`;
+  for (const m of images) {
+    if (!l.image) return `${platform} does not take images`;
+    if (!l.image.types.includes(m.contentType)) return `${m.contentType} images are not accepted by ${platform} (accepted: ${l.image.types.join(', ')})`;
+    if (m.sizeBytes > l.image.maxBytes) return `the image is ${fmtBytes(m.sizeBytes)}; ${platform} allows at most ${fmtBytes(l.image.maxBytes)}`;
+    if (l.image.maxPixels && m.width && m.height && m.width * m.height > l.image.maxPixels) {
+      return `the image has ${m.width * m.height} pixels; ${platform} allows at most ${l.image.maxPixels}`;
+    }
+  }
+  for (const m of videos) {
+    const v = l.video;
+    if (!v) return `${platform} does not take videos`;
+    if (!v.types.includes(m.contentType)) return `${m.contentType} videos are not accepted by ${platform} (accepted: ${v.types.join(', ')})`;
+    if (m.sizeBytes > v.maxBytes) return `the video is ${fmtBytes(m.sizeBytes)}; ${platform} allows at most ${fmtBytes(v.maxBytes)}`;
+    const d = m.durationSeconds;
+    if (d == null) return 'the video has no known duration';
+    if (d < v.minSeconds || d > v.maxSeconds) return `the video lasts ${Math.round(d * 10) / 10} s; ${platform} takes ${v.minSeconds}–${v.maxSeconds} s`;
+    if (m.width && m.height) {
+      const r = m.width / m.height;
+      if (r < v.minAspect - 1e-6 || r > v.maxAspect + 1e-6) return `the video's aspect ratio is ${ratio(r)}; ${platform} takes ${ratio(v.minAspect)} to ${ratio(v.maxAspect)}`;
+    }
+  }
+  return undefined;
+}

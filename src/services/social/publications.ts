@@ -1,0 +1,253 @@
+// Publications: publish_media_to_social resolves the media (a media-library item, a generation,
+// an editor export, a slideshow's slides, or a URL fetched through the guard into the library),
+// checks every target against its platform's limits, then writes the publication, one target per
+// distinct account and one `social-publish` job per target in one transaction. Nothing is queued
+// when any target is refused. Free (no credits).
+import { createHash } from 'node:crypto';
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import type { components } from '../../../generated/openapi.d.ts';
+import type { AppContext } from '../../context.ts';
+import { editorExports, generations, media, slideshows, slideshowSlides, socialAccounts, socialPublications, socialPublicationTargets } from '../../db/schema/index.ts';
+import { ApiError, badRequest, notFound } from '../../errors.ts';
+import { QUEUES } from '../../jobs/queue.ts';
+import type { Tx } from '../billing/credits.ts';
+import { ingest, insertMedia, receiveBuffer, type MediaRow } from '../editor/media.ts';
+import { fetchMedia, urlFilename } from '../editor/resources.ts';
+import { recordTerminalEvent } from '../webhooks/events.ts';
+import type { SocialPlatform } from './accounts.ts';
+import { checkTarget } from './limits.ts';
+
+type S = components['schemas'];
+export type PublishInput = S['PublishMediaToSocialInput'];
+export type PublicationView = S['SocialPublishResult'];
+export type TargetRow = typeof socialPublicationTargets.$inferSelect;
+export type PublicationRow = typeof socialPublications.$inferSelect;
+
+const SOURCES = ['media_id', 'generation_id', 'export_id', 'slideshow_id', 'url'] as const;
+
+/** The media rows a publication posts, in order. */
+async function resolveMedia(ctx: AppContext, orgId: string, input: PublishInput, signal?: AbortSignal): Promise<MediaRow[]> {
+  const given = SOURCES.filter((k) => input[k] !== undefined);
+  if (given.length !== 1) {
+    throw badRequest(
+      `Invalid request: give exactly one of ${SOURCES.join(', ')}`,
+      (given.length ? given : SOURCES).map((k) => ({ field: `arguments.${k}`, message: given.length ? 'only one media source may be given' : 'one media source is required' })),
+    );
+  }
+  const byIds = async (ids: string[]) => {
+    const rows = await ctx.db.select().from(media).where(and(eq(media.orgId, orgId), inArray(media.id, ids)));
+    return ids.map((id) => rows.find((r) => r.id === id)!).filter(Boolean);
+  };
+  const completed = (row: MediaRow | undefined, what: string, id: string, resource: string, field: string) => {
+    if (!row) throw notFound(what, id, resource, field);
+    if (row.status !== 'completed') throw badRequest(`Invalid request: ${what} ${id} is not ready`, [{ field, message: 'is not ready' }]);
+    return row;
+  };
+  if (input.media_id) {
+    const [row] = await byIds([input.media_id]);
+    return [completed(row, 'Editor media', input.media_id, 'editor_media', 'arguments.media_id')];
+  }
+  if (input.generation_id) {
+    const [g] = await ctx.db.select().from(generations).where(and(eq(generations.orgId, orgId), eq(generations.id, input.generation_id)));
+    if (!g) throw notFound('Generation', input.generation_id, 'generation', 'arguments.generation_id');
+    if (g.status !== 'completed' || !g.outputMediaId) throw badRequest(`Invalid request: generation ${g.id} is not completed`, [{ field: 'arguments.generation_id', message: 'is not completed' }]);
+    const [row] = await byIds([g.outputMediaId]);
+    return [completed(row, 'Generation', g.id, 'generation', 'arguments.generation_id')];
+  }
+  if (input.export_id) {
+    const [e] = await ctx.db.select().from(editorExports).where(and(eq(editorExports.orgId, orgId), eq(editorExports.id, input.export_id)));
+    if (!e) throw notFound('Editor export', input.export_id, 'editor_export', 'arguments.export_id');
+    if (e.status !== 'completed' || !e.outputMediaId) throw badRequest(`Invalid request: export ${e.id} is not completed`, [{ field: 'arguments.export_id', message: 'is not completed' }]);
+    const [row] = await byIds([e.outputMediaId]);
+    return [completed(row, 'Editor export', e.id, 'editor_export', 'arguments.export_id')];
+  }
+  if (input.slideshow_id) {
+    const [s] = await ctx.db.select().from(slideshows).where(and(eq(slideshows.orgId, orgId), eq(slideshows.id, input.slideshow_id)));
+    if (!s) throw notFound('Slideshow', input.slideshow_id, 'slideshow', 'arguments.slideshow_id');
+    if (s.status !== 'completed') throw badRequest(`Invalid request: slideshow ${s.id} is not completed`, [{ field: 'arguments.slideshow_id', message: 'is not completed' }]);
+    const slides = await ctx.db.select().from(slideshowSlides).where(eq(slideshowSlides.slideshowId, s.id)).orderBy(asc(slideshowSlides.index));
+    const rows = await byIds(slides.map((x) => x.mediaId));
+    if (!rows.length) throw badRequest(`Invalid request: slideshow ${s.id} has no slides`, [{ field: 'arguments.slideshow_id', message: 'has no slides' }]);
+    return rows;
+  }
+  // A URL: fetched through the guard, checked and stored in the media library like upload_editor_media_from_url.
+  const bytes = await fetchMedia(ctx, input.url!, 'arguments.url', signal);
+  const { row } = await ingest(ctx, await receiveBuffer(ctx, bytes), { orgId, filename: urlFilename(input.url!), source: 'url', field: 'arguments.url' });
+  const [inserted] = await ctx.db.transaction((tx) => insertMedia(tx, [row]));
+  return [inserted];
+}
+
+function requestHash(input: PublishInput, accountIds: string[]): string {
+  const { idempotency_key: _k, account_ids: _a, ...rest } = input;
+  return createHash('sha256').update(JSON.stringify({ ...rest, account_ids: accountIds.toSorted() })).digest('hex');
+}
+
+export async function publish(ctx: AppContext, orgId: string, input: PublishInput, signal?: AbortSignal): Promise<PublicationView> {
+  const accountIds = [...new Set(input.account_ids.map((id) => id.toLowerCase()))];
+  const hash = requestHash(input, accountIds);
+  if (input.idempotency_key) {
+    const replay = await replayed(ctx, orgId, input.idempotency_key, hash);
+    if (replay) return replay;
+  }
+  const accounts = await ctx.db.select().from(socialAccounts).where(and(eq(socialAccounts.orgId, orgId), inArray(socialAccounts.id, accountIds)));
+  for (const id of accountIds) {
+    if (!accounts.some((a) => a.id === id)) throw notFound('Social account', id, 'social_account', `arguments.account_ids.${input.account_ids.findIndex((x) => x.toLowerCase() === id)}`);
+  }
+  const ordered = accountIds.map((id) => accounts.find((a) => a.id === id)!);
+  // Platforms not available yet are refused before any media is fetched.
+  const caption = input.caption ?? '';
+  const refuse = (a: (typeof ordered)[number], problem: string) =>
+    badRequest(`Invalid request: account ${a.id} (${a.platform} @${a.handle}) cannot take this post: ${problem}`, [
+      { field: `arguments.account_ids.${input.account_ids.findIndex((x) => x.toLowerCase() === a.id)}`, message: problem },
+    ], { account_id: a.id, platform: a.platform });
+  for (const a of ordered) {
+    const early = checkTarget(a.platform as SocialPlatform, [], caption);
+    if (early) throw refuse(a, early);
+    if (a.status !== 'connected') throw refuse(a, `the connection needs to be reauthorized (${a.statusReason ?? 'its tokens no longer work'})`);
+  }
+  const rows = await resolveMedia(ctx, orgId, input, signal);
+  for (const a of ordered) {
+    const problem = checkTarget(a.platform as SocialPlatform, rows, caption);
+    if (problem) throw refuse(a, problem);
+  }
+  const source = Object.fromEntries(SOURCES.filter((k) => input[k] !== undefined).map((k) => [k, input[k]]));
+  try {
+    const id = await ctx.db.transaction(async (tx) => {
+      const [pub] = await tx
+        .insert(socialPublications)
+        .values({ orgId, mediaIds: rows.map((r) => r.id), source, caption, options: input.platform_options ?? {}, idempotencyKey: input.idempotency_key ?? null, requestHash: hash })
+        .returning();
+      const targets = await tx
+        .insert(socialPublicationTargets)
+        .values(ordered.map((a, position) => ({ publicationId: pub.id, orgId, accountId: a.id, platform: a.platform, position })))
+        .returning();
+      for (const t of targets) await ctx.queue.sendInTx(tx, QUEUES.socialPublish, { targetId: t.id }, t.id);
+      return pub.id;
+    });
+    return (await getPublication(ctx, orgId, id))!;
+  } catch (err) {
+    // The same idempotency key sent twice at once: the loser answers from the winner's row.
+    if (input.idempotency_key && (err as { cause?: { code?: string }; code?: string }).cause?.code === '23505') {
+      const replay = await replayed(ctx, orgId, input.idempotency_key, hash);
+      if (replay) return replay;
+    }
+    throw err;
+  }
+}
+
+async function replayed(ctx: AppContext, orgId: string, key: string, hash: string): Promise<PublicationView | undefined> {
+  const [prior] = await ctx.db.select().from(socialPublications).where(and(eq(socialPublications.orgId, orgId), eq(socialPublications.idempotencyKey, key)));
+  if (!prior) return undefined;
+  if (prior.requestHash !== hash) {
+    throw new ApiError('idempotency_conflict', 'This idempotency_key was used with different arguments', { field: 'arguments.idempotency_key', idempotency_key: key });
+  }
+  return { ...view(prior, await targetsOf(ctx.db, [prior.id])), idempotent_replay: true };
+}
+
+const targetsOf = (db: AppContext['db'] | Tx, ids: string[]) =>
+  ids.length
+    ? db.select().from(socialPublicationTargets).where(inArray(socialPublicationTargets.publicationId, ids)).orderBy(asc(socialPublicationTargets.position))
+    : Promise.resolve([] as TargetRow[]);
+
+export function publicationStatus(targets: Pick<TargetRow, 'status'>[]): PublicationView['status'] {
+  const failed = targets.filter((t) => t.status === 'failed').length;
+  if (targets.every((t) => t.status === 'published')) return 'published';
+  if (failed === targets.length) return 'failed';
+  if (failed) return 'partial';
+  return 'queued';
+}
+
+export function view(pub: PublicationRow, targets: TargetRow[]): PublicationView {
+  const mine = targets.filter((t) => t.publicationId === pub.id);
+  return {
+    object: 'social_publish_result',
+    id: pub.id,
+    created_at: pub.createdAt.toISOString(),
+    status: publicationStatus(mine),
+    results: mine.map((t) => ({
+      account_id: t.accountId,
+      platform: t.platform as SocialPlatform,
+      status: t.status,
+      post_id: t.platformPostId,
+      post_url: t.postUrl,
+      error: (t.error as S['FailureDetail'] | null) ?? null,
+    })),
+  };
+}
+
+export async function getPublication(ctx: AppContext, orgId: string, id: string): Promise<PublicationView | undefined> {
+  const [pub] = await ctx.db.select().from(socialPublications).where(and(eq(socialPublications.orgId, orgId), eq(socialPublications.id, id)));
+  return pub && view(pub, await targetsOf(ctx.db, [pub.id]));
+}
+
+export async function requirePublication(ctx: AppContext, orgId: string, id: string): Promise<PublicationView> {
+  const found = await getPublication(ctx, orgId, id);
+  if (!found) throw notFound('Publication', id, 'social_publication', 'arguments.id');
+  return found;
+}
+
+export async function listPublications(ctx: AppContext, orgId: string, limit = 20): Promise<S['SocialPublicationList']> {
+  const pubs = await ctx.db.select().from(socialPublications).where(eq(socialPublications.orgId, orgId)).orderBy(desc(socialPublications.createdAt), desc(socialPublications.id)).limit(limit);
+  const targets = await targetsOf(ctx.db, pubs.map((p) => p.id));
+  return { object: 'list', data: pubs.map((p) => view(p, targets)) };
+}
+
+// ------------------------------------------------------------------------------ worker side
+
+/** The target with its publication, account and media, or undefined when it is gone. */
+export async function loadTarget(ctx: AppContext, targetId: string) {
+  const [target] = await ctx.db.select().from(socialPublicationTargets).where(eq(socialPublicationTargets.id, targetId));
+  if (!target) return undefined;
+  const [pub] = await ctx.db.select().from(socialPublications).where(eq(socialPublications.id, target.publicationId));
+  const rows = await ctx.db.select().from(media).where(inArray(media.id, pub.mediaIds));
+  return { target, publication: pub, media: pub.mediaIds.map((id) => rows.find((r) => r.id === id)).filter((r): r is MediaRow => !!r) };
+}
+
+/** queued → publishing (counting the attempt); undefined when already terminal. */
+export async function startTarget(ctx: AppContext, targetId: string): Promise<TargetRow | undefined> {
+  const [row] = await ctx.db
+    .update(socialPublicationTargets)
+    .set({ status: 'publishing', attempts: sql`${socialPublicationTargets.attempts} + 1`, updatedAt: sql`now()` })
+    .where(and(eq(socialPublicationTargets.id, targetId), inArray(socialPublicationTargets.status, ['queued', 'publishing'])))
+    .returning();
+  return row;
+}
+
+/** Merges the adapter's resume point into the target's state (after each platform step). */
+export async function saveTargetState(ctx: AppContext, targetId: string, patch: Record<string, unknown>): Promise<void> {
+  await ctx.db
+    .update(socialPublicationTargets)
+    .set({ state: sql`${socialPublicationTargets.state} || ${JSON.stringify(patch)}::jsonb`, updatedAt: sql`now()` })
+    .where(eq(socialPublicationTargets.id, targetId));
+}
+
+async function settle(ctx: AppContext, targetId: string, set: Partial<typeof socialPublicationTargets.$inferInsert>): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(socialPublicationTargets)
+      .set({ ...set, updatedAt: sql`now()` })
+      .where(and(eq(socialPublicationTargets.id, targetId), inArray(socialPublicationTargets.status, ['queued', 'publishing'])))
+      .returning();
+    if (!row) return; // settled already
+    // The publication is terminal when its last target is: then its webhook event, once.
+    const [pub] = await tx.select().from(socialPublications).where(eq(socialPublications.id, row.publicationId)).for('update');
+    const targets = await targetsOf(tx, [pub.id]);
+    if (targets.some((t) => t.status === 'queued' || t.status === 'publishing') || pub.completedAt) return;
+    const [done] = await tx.update(socialPublications).set({ completedAt: sql`now()` }).where(eq(socialPublications.id, pub.id)).returning();
+    const v = view(done, targets);
+    await recordTerminalEvent(ctx, tx, { orgId: pub.orgId, type: v.status === 'failed' ? 'publication.failed' : 'publication.completed', data: v as PublicationView & { id: string } });
+  });
+}
+
+export const completeTarget = (ctx: AppContext, targetId: string, post: { id: string; url: string | null }) =>
+  settle(ctx, targetId, { status: 'published', platformPostId: post.id, postUrl: post.url, error: null });
+
+export const failTarget = (ctx: AppContext, targetId: string, error: S['FailureDetail']) => settle(ctx, targetId, { status: 'failed', error });
+
+/** Sends the target's job again after `seconds` (the platform's Retry-After), in one transaction with the state. */
+export async function rescheduleTarget(ctx: AppContext, targetId: string, seconds: number): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    await tx.update(socialPublicationTargets).set({ status: 'queued', updatedAt: sql`now()` }).where(eq(socialPublicationTargets.id, targetId));
+    await ctx.queue.sendInTx(tx, QUEUES.socialPublish, { targetId, startAfter: seconds }, undefined, { startAfter: Math.max(1, Math.ceil(seconds)) });
+  });
+}
