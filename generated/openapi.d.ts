@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * Create a brand kit
-         * @description Creates a brand kit (colours by role, fonts, an uploaded logo). Returns the kit; its `id` is a `brand_kit_id`. Free. The logo is stored by the service and served by a signed URL (`logo_url`); the kit is listed in GET /assets. Needs generations:write.
+         * @description Creates a brand kit (colours by role, fonts, a logo). Free. It is listed in GET /assets; its `id` is a `brand_kit_id`. The logo is stored by the service and served by a signed URL (`logo_url`). Needs generations:write.
          */
         post: operations["createBrandKit"];
         delete?: never;
@@ -145,7 +145,7 @@ export interface paths {
         put?: never;
         /**
          * Create a custom avatar from a portrait
-         * @description Creates a custom avatar from a portrait; returns it (`id` is an `avatar_id`). Free. The portrait is uploaded as base64 or a data URL in `image` (PNG, JPEG or WebP by its bytes, at most 5 MB decoded and within the server's pixel limits). The stored portrait is a square crop of the upload's shorter side (at most 1024 px) centred on the face: the crop window is chosen by libvips' attention strategy (sharp), which follows skin tones, saturation and detail. `imageUrl` and `videoUrl` are signed URLs of that portrait (a custom avatar has no separate video). It can be used by UGC and video ads and by slideshows. Needs generations:write.
+         * @description Creates a custom avatar from a portrait. Free. Its `id` is an `avatar_id`. The portrait is uploaded as base64 or a data URL in `image` (PNG, JPEG or WebP by its bytes, at most 5 MB decoded and within the server's pixel limits). The stored portrait is a square crop of the upload's shorter side (at most 1024 px) centred on the face: the crop window is chosen by libvips' attention strategy (sharp), which follows skin tones, saturation and detail. `imageUrl` and `videoUrl` are signed URLs of that portrait (a custom avatar has no separate video). It can be used by UGC and video ads and by slideshows. Needs generations:write.
          */
         post: operations["createAvatar"];
         delete?: never;
@@ -195,7 +195,7 @@ export interface paths {
         put?: never;
         /**
          * Create a custom voice from a sample
-         * @description Creates a custom voice from a 3–60 s sample; returns it, ready, with the built-in voice that speaks for it (`base_voice`). Free. The sample is sent as base64 or a data URL in `sample`: WAV, MP3 or M4A by its bytes, at most 10 MB decoded, lasting 3 to 60 seconds. The sample is analysed at once: its fundamental frequency is estimated (`pitch_hz`: median of the autocorrelation pitch of the voiced 64 ms frames of its first 20 seconds, 60–400 Hz), and the voice is mapped to the built-in voice of its `language` (same locale, else same language) whose nominal pitch is closest (male 120 Hz, neutral 165 Hz, female 210 Hz); that voice is `base_voice`, and it speaks when the custom voice's `id` is used as `voice_id` (faceless videos, voiceovers). The voice is `ready` when the call returns and is listed in GET /assets. Needs generations:write.
+         * @description Creates a custom voice from a 3–60 s sample. Free. The sample is sent as base64 or a data URL in `sample`: WAV, MP3 or M4A by its bytes, at most 10 MB decoded, lasting 3 to 60 seconds. The sample is analysed at once: its fundamental frequency is estimated (`pitch_hz`: median of the autocorrelation pitch of the voiced 64 ms frames of its first 20 seconds, 60–400 Hz), and the voice is mapped to the built-in voice of its `language` (same locale, else same language) whose nominal pitch is closest (male 120 Hz, neutral 165 Hz, female 210 Hz); that voice is `base_voice`, and it speaks when the custom voice's `id` is used as `voice_id` (faceless videos, voiceovers). The voice is `ready` at once and is listed in GET /assets. Needs generations:write.
          */
         post: operations["createVoice"];
         delete?: never;
@@ -1086,11 +1086,6 @@ export interface components {
         BrandFonts: components["schemas"]["BrandFont"][];
         CreateBrandKitRequest: {
             name: string;
-            /**
-             * Format: int64
-             * @description The brand the kit belongs to (groups kits); 1 when left out.
-             */
-            brand_id?: number;
             colors?: components["schemas"]["BrandColors"];
             fonts?: components["schemas"]["BrandFonts"];
             logo?: components["schemas"]["InlineImageUpload"];
@@ -1121,7 +1116,7 @@ export interface components {
         };
         CreateVoiceRequest: {
             name: string;
-            /** @description The sample's language as a BCP 47 tag (en, en-US, de-DE, …); one the built-in voices speak. */
+            /** @description BCP 47 tag (en, en-US, de-DE, …) of a language the built-in voices speak. */
             language: string;
             sample: components["schemas"]["InlineAudioUpload"];
         };
@@ -1161,6 +1156,20 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        /** @description `kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them. */
+        CreateWorkspaceAssetInput: {
+            /** @enum {string} */
+            kind: "brand_kit" | "avatar" | "voice";
+            name: string;
+            colors?: components["schemas"]["BrandColors"];
+            fonts?: components["schemas"]["BrandFonts"];
+            logo?: components["schemas"]["InlineImageUpload"];
+            image?: components["schemas"]["InlineImageUpload"];
+            language?: string;
+            sample?: components["schemas"]["InlineAudioUpload"];
+        };
+        /** @description The created asset. */
+        WorkspaceAssetCreated: components["schemas"]["BrandKit"] | components["schemas"]["Avatar"] | components["schemas"]["CustomVoice"];
         DeleteWorkspaceAssetInput: {
             /** @enum {string} */
             kind: "brand_kit" | "avatar" | "voice";

@@ -2,12 +2,11 @@
 "use strict";
 exports.createBrandKit = validate20;
 const schema31 = {"$ref":"https://media-api.local/components#/$defs/CreateBrandKitRequest","$id":"https://media-api.local/components/request (first error)/createBrandKit"};
-const schema33 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"brand_id":{"type":"integer","format":"int64","description":"The brand the kit belongs to (groups kits); 1 when left out.","minimum":1,"maximum":9007199254740991},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"}}};
+const schema33 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"}}};
 const schema42 = {"type":"string","description":"An image sent inline: base64 bytes or a base64 data URL (PNG, JPEG or WebP by its bytes, whatever its name or declared type; a data URL's type must agree; at most 5 MB decoded).","maxLength":7000000,"pattern":"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
 const pattern4 = new RegExp("^[^\\u0000-\\u001F\\u007F]*$", "u");
 const pattern10 = new RegExp("^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$", "u");
-const formats0 = require("ajv-formats/dist/formats").fullFormats.int64;
 const schema34 = {"type":"object","description":"Colours by role. They are stored in kit_data as `color_roles`, as `<role>_color` and as the ordered list `colors` (primary, secondary, accent, background, text) the renderers read.","additionalProperties":false,"maxProperties":5,"properties":{"primary":{"$ref":"https://media-api.local/components#/$defs/HexColor"},"secondary":{"$ref":"https://media-api.local/components#/$defs/HexColor"},"accent":{"$ref":"https://media-api.local/components#/$defs/HexColor"},"background":{"$ref":"https://media-api.local/components#/$defs/HexColor"},"text":{"$ref":"https://media-api.local/components#/$defs/HexColor"}}};
 const schema35 = {"type":"string","description":"A colour as","maxLength":7,"pattern":"^#[0-9A-Fa-f]{6}$"};
 const pattern5 = new RegExp("^#[0-9A-Fa-f]{6}$", "u");
@@ -271,7 +270,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "name") || (key0 === "brand_id")) || (key0 === "colors")) || (key0 === "fonts")) || (key0 === "logo"))){
+if(!((((key0 === "name") || (key0 === "colors")) || (key0 === "fonts")) || (key0 === "logo"))){
 validate22.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -311,32 +310,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.brand_id !== undefined){
-let data1 = data.brand_id;
+if(data.colors !== undefined){
 const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate22.errors = [{instancePath:instancePath+"/brand_id",schemaPath:"#/properties/brand_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs4){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-validate22.errors = [{instancePath:instancePath+"/brand_id",schemaPath:"#/properties/brand_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data1 < 1 || isNaN(data1)){
-validate22.errors = [{instancePath:instancePath+"/brand_id",schemaPath:"#/properties/brand_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-else {
-if(!(formats0.validate(data1))){
-validate22.errors = [{instancePath:instancePath+"/brand_id",schemaPath:"#/properties/brand_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
-return false;
-}
-}
-}
-}
+if(!(validate23(data.colors, {instancePath:instancePath+"/colors",parentData:data,parentDataProperty:"colors",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
 }
@@ -344,42 +322,30 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.colors !== undefined){
-const _errs6 = errors;
-if(!(validate23(data.colors, {instancePath:instancePath+"/colors",parentData:data,parentDataProperty:"colors",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.fonts !== undefined){
-const _errs7 = errors;
+const _errs5 = errors;
 if(!(validate25(data.fonts, {instancePath:instancePath+"/fonts",parentData:data,parentDataProperty:"fonts",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.logo !== undefined){
-let data4 = data.logo;
-const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(func1(data4) > 7000000){
+let data3 = data.logo;
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func1(data3) > 7000000){
 validate22.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"}];
 return false;
 }
 else {
-if(!pattern10.test(data4)){
+if(!pattern10.test(data3)){
 validate22.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""}];
 return false;
 }
@@ -390,11 +356,10 @@ validate22.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://medi
 return false;
 }
 }
-var valid0 = _errs8 === errors;
+var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -858,7 +823,7 @@ validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createVoice = validate37;
 const schema51 = {"$ref":"https://media-api.local/components#/$defs/CreateVoiceRequest","$id":"https://media-api.local/components/request (first error)/createVoice"};
-const schema52 = {"type":"object","additionalProperties":false,"required":["name","language","sample"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"language":{"type":"string","description":"The sample's language as a BCP 47 tag (en, en-US, de-DE, …); one the built-in voices speak.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
+const schema52 = {"type":"object","additionalProperties":false,"required":["name","language","sample"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"language":{"type":"string","description":"BCP 47 tag (en, en-US, de-DE, …) of a language the built-in voices speak.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
 const schema53 = {"type":"string","description":"A voice sample sent inline: base64 bytes or a base64 data URL (WAV, MP3 or M4A by its bytes; a data URL's type must agree; at most 10 MB decoded; 3 to 60 seconds long).","maxLength":14000000,"pattern":"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"};
 const pattern17 = new RegExp("^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$", "u");
 
@@ -1024,9 +989,10 @@ const pattern24 = new RegExp("^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$", "u");
 const pattern25 = new RegExp("^[0-9A-Za-z]+$", "u");
 const pattern27 = new RegExp("^https?://", "u");
 const pattern31 = new RegExp("^[\\x21-\\x7E]+$", "u");
-const formats2 = require("ajv-formats/dist/formats").fullFormats.int32;
-const formats6 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const formats8 = require("ajv-formats/dist/formats").fullFormats.uri;
+const formats0 = require("ajv-formats/dist/formats").fullFormats.int32;
+const formats2 = require("ajv-formats/dist/formats").fullFormats.int64;
+const formats4 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats6 = require("ajv-formats/dist/formats").fullFormats.uri;
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1262,7 +1228,7 @@ validate41.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/proper
 return false;
 }
 else {
-if(!(formats2.validate(data7))){
+if(!(formats0.validate(data7))){
 validate41.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -1334,7 +1300,7 @@ validate41.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/pr
 return false;
 }
 else {
-if(!(formats0.validate(data10))){
+if(!(formats2.validate(data10))){
 validate41.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
@@ -1390,7 +1356,7 @@ validate41.errors = [{instancePath:instancePath+"/custom_reference_inspiration_i
 return false;
 }
 else {
-if(!(formats6.test(data12))){
+if(!(formats4.test(data12))){
 validate41.errors = [{instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -1432,7 +1398,7 @@ validate41.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,sc
 return false;
 }
 else {
-if(!(formats8(data14))){
+if(!(formats6(data14))){
 validate41.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -1486,7 +1452,7 @@ validate41.errors = [{instancePath:instancePath+"/reference_media_ids/" + i1,sch
 return false;
 }
 else {
-if(!(formats6.test(data16))){
+if(!(formats4.test(data16))){
 validate41.errors = [{instancePath:instancePath+"/reference_media_ids/" + i1,schemaPath:"#/properties/reference_media_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -1532,7 +1498,7 @@ validate41.errors = [{instancePath:instancePath+"/source_video_url",schemaPath:"
 return false;
 }
 else {
-if(!(formats8(data17))){
+if(!(formats6(data17))){
 validate41.errors = [{instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -1562,7 +1528,7 @@ validate41.errors = [{instancePath:instancePath+"/source_video_media_id",schemaP
 return false;
 }
 else {
-if(!(formats6.test(data18))){
+if(!(formats4.test(data18))){
 validate41.errors = [{instancePath:instancePath+"/source_video_media_id",schemaPath:"#/properties/source_video_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -1596,7 +1562,7 @@ validate41.errors = [{instancePath:instancePath+"/motion_video_url",schemaPath:"
 return false;
 }
 else {
-if(!(formats8(data19))){
+if(!(formats6(data19))){
 validate41.errors = [{instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -1626,7 +1592,7 @@ validate41.errors = [{instancePath:instancePath+"/motion_video_media_id",schemaP
 return false;
 }
 else {
-if(!(formats6.test(data20))){
+if(!(formats4.test(data20))){
 validate41.errors = [{instancePath:instancePath+"/motion_video_media_id",schemaPath:"#/properties/motion_video_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -1660,7 +1626,7 @@ validate41.errors = [{instancePath:instancePath+"/audio_url",schemaPath:"#/prope
 return false;
 }
 else {
-if(!(formats8(data21))){
+if(!(formats6(data21))){
 validate41.errors = [{instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -1690,7 +1656,7 @@ validate41.errors = [{instancePath:instancePath+"/audio_media_id",schemaPath:"#/
 return false;
 }
 else {
-if(!(formats6.test(data22))){
+if(!(formats4.test(data22))){
 validate41.errors = [{instancePath:instancePath+"/audio_media_id",schemaPath:"#/properties/audio_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -1733,7 +1699,7 @@ validate41.errors = [{instancePath:instancePath+"/request_count",schemaPath:"#/p
 return false;
 }
 else {
-if(!(formats2.validate(data24))){
+if(!(formats0.validate(data24))){
 validate41.errors = [{instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -1959,7 +1925,7 @@ validate43.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"https
 return false;
 }
 else {
-if(!(formats2.validate(data2))){
+if(!(formats0.validate(data2))){
 validate43.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -2009,7 +1975,7 @@ validate43.errors = [{instancePath:instancePath+"/product_image_urls/" + i0,sche
 return false;
 }
 else {
-if(!(formats8(data5))){
+if(!(formats6(data5))){
 validate43.errors = [{instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -2083,7 +2049,7 @@ validate43.errors = [{instancePath:instancePath+"/avatar_image_url",schemaPath:"
 return false;
 }
 else {
-if(!(formats8(data7))){
+if(!(formats6(data7))){
 validate43.errors = [{instancePath:instancePath+"/avatar_image_url",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_image_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -2121,7 +2087,7 @@ validate43.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"http
 return false;
 }
 else {
-if(!(formats0.validate(data8))){
+if(!(formats2.validate(data8))){
 validate43.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
@@ -2146,7 +2112,7 @@ validate43.errors = [{instancePath:instancePath+"/custom_reference_inspiration_i
 return false;
 }
 else {
-if(!(formats6.test(data9))){
+if(!(formats4.test(data9))){
 validate43.errors = [{instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/custom_reference_inspiration_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -2527,7 +2493,7 @@ validate45.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,sc
 return false;
 }
 else {
-if(!(formats8(data9))){
+if(!(formats6(data9))){
 validate45.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -2691,7 +2657,7 @@ validate45.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/pr
 return false;
 }
 else {
-if(!(formats0.validate(data14))){
+if(!(formats2.validate(data14))){
 validate45.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
@@ -2949,7 +2915,7 @@ validate48.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"
 return false;
 }
 else {
-if(!(formats8(data6))){
+if(!(formats6(data6))){
 validate48.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -3139,7 +3105,7 @@ validate48.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/prope
 return false;
 }
 else {
-if(!(formats8(data12))){
+if(!(formats6(data12))){
 validate48.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -3348,7 +3314,7 @@ validate51.errors = [{instancePath:instancePath+"/width",schemaPath:"#/propertie
 return false;
 }
 else {
-if(!(formats2.validate(data3))){
+if(!(formats0.validate(data3))){
 validate51.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -3388,7 +3354,7 @@ validate51.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properti
 return false;
 }
 else {
-if(!(formats2.validate(data4))){
+if(!(formats0.validate(data4))){
 validate51.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -5610,7 +5576,7 @@ validate73.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/pro
 return false;
 }
 else {
-if(!(formats2.validate(data2))){
+if(!(formats0.validate(data2))){
 validate73.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -6253,7 +6219,7 @@ validate78.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/propert
 return false;
 }
 else {
-if(!(formats2.validate(data1))){
+if(!(formats0.validate(data1))){
 validate78.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -6286,7 +6252,7 @@ validate78.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/propertie
 return false;
 }
 else {
-if(!(formats2.validate(data2))){
+if(!(formats0.validate(data2))){
 validate78.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -6319,7 +6285,7 @@ validate78.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/pro
 return false;
 }
 else {
-if(!(formats2.validate(data3))){
+if(!(formats0.validate(data3))){
 validate78.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -6445,7 +6411,7 @@ validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schema
 return false;
 }
 else {
-if(!(formats2.validate(data8))){
+if(!(formats0.validate(data8))){
 validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -6478,7 +6444,7 @@ validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPa
 return false;
 }
 else {
-if(!(formats2.validate(data9))){
+if(!(formats0.validate(data9))){
 validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
@@ -7671,7 +7637,7 @@ validate55.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media
 return false;
 }
 else {
-if(!(formats8(data4))){
+if(!(formats6(data4))){
 validate55.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -7701,7 +7667,7 @@ validate55.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://
 return false;
 }
 else {
-if(!(formats6.test(data5))){
+if(!(formats4.test(data5))){
 validate55.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -7962,7 +7928,7 @@ validate54.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"
 return false;
 }
 else {
-if(!(formats0.validate(data3))){
+if(!(formats2.validate(data3))){
 validate54.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
@@ -8129,7 +8095,7 @@ validate107.errors = [{instancePath:instancePath+"/expected_version",schemaPath:
 return false;
 }
 else {
-if(!(formats0.validate(data3))){
+if(!(formats2.validate(data3))){
 validate107.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
@@ -8222,7 +8188,7 @@ validate111.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/prope
 return false;
 }
 else {
-if(!(formats6.test(data0))){
+if(!(formats4.test(data0))){
 validate111.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -8256,7 +8222,7 @@ validate111.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties
 return false;
 }
 else {
-if(!(formats8(data1))){
+if(!(formats6(data1))){
 validate111.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -8784,7 +8750,7 @@ validate115.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/prope
 return false;
 }
 else {
-if(!(formats0.validate(data2))){
+if(!(formats2.validate(data2))){
 validate115.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
@@ -9038,7 +9004,7 @@ validate120.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties
 return false;
 }
 else {
-if(!(formats8(data0))){
+if(!(formats6(data0))){
 validate120.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
@@ -9183,16 +9149,272 @@ return errors === 0;
 }
 validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__delete_workspace_asset = validate122;
-const schema144 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request (first error)/mcp__delete_workspace_asset"};
-const schema145 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id (a brand kit's as digits).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
-const pattern101 = new RegExp("^[0-9A-Fa-f-]{1,36}$", "u");
+exports.mcp__create_workspace_asset = validate122;
+const schema144 = {"$ref":"https://media-api.local/components#/$defs/CreateWorkspaceAssetInput","$id":"https://media-api.local/components/request (first error)/mcp__create_workspace_asset"};
+const schema145 = {"type":"object","description":"`kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them.","additionalProperties":false,"required":["kind","name"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"image":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"language":{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
+
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate123.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.name === undefined) && (missing0 = "name"))){
+validate123.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((((key0 === "kind") || (key0 === "name")) || (key0 === "colors")) || (key0 === "fonts")) || (key0 === "logo")) || (key0 === "image")) || (key0 === "language")) || (key0 === "sample"))){
+validate123.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate123.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data0 === "brand_kit") || (data0 === "avatar")) || (data0 === "voice"))){
+validate123.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema145.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+let data1 = data.name;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func1(data1) > 200){
+validate123.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+return false;
+}
+else {
+if(func1(data1) < 1){
+validate123.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern4.test(data1)){
+validate123.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate123.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.colors !== undefined){
+const _errs6 = errors;
+if(!(validate23(data.colors, {instancePath:instancePath+"/colors",parentData:data,parentDataProperty:"colors",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.fonts !== undefined){
+const _errs7 = errors;
+if(!(validate25(data.fonts, {instancePath:instancePath+"/fonts",parentData:data,parentDataProperty:"fonts",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.logo !== undefined){
+let data4 = data.logo;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(func1(data4) > 7000000){
+validate123.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"}];
+return false;
+}
+else {
+if(!pattern10.test(data4)){
+validate123.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate123.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.image !== undefined){
+let data5 = data.image;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data5 === "string"){
+if(func1(data5) > 7000000){
+validate123.errors = [{instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"}];
+return false;
+}
+else {
+if(!pattern10.test(data5)){
+validate123.errors = [{instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate123.errors = [{instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.language !== undefined){
+let data6 = data.language;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data6 === "string"){
+if(func1(data6) > 35){
+validate123.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
+return false;
+}
+else {
+if(!pattern17.test(data6)){
+validate123.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate123.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sample !== undefined){
+let data7 = data.sample;
+const _errs16 = errors;
+const _errs17 = errors;
+if(errors === _errs17){
+if(typeof data7 === "string"){
+if(func1(data7) > 14000000){
+validate123.errors = [{instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/maxLength",keyword:"maxLength",params:{limit: 14000000},message:"must NOT have more than 14000000 characters"}];
+return false;
+}
+else {
+if(!pattern10.test(data7)){
+validate123.errors = [{instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate123.errors = [{instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate123.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate123.errors = vErrors;
+return errors === 0;
+}
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request (first error)/mcp__delete_workspace_asset" */;
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__create_workspace_asset" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate122.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate123(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+errors = vErrors.length;
+}
+validate122.errors = vErrors;
+return errors === 0;
+}
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__delete_workspace_asset = validate127;
+const schema149 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request (first error)/mcp__delete_workspace_asset"};
+const schema150 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id (a brand kit's as digits).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
+const pattern106 = new RegExp("^[0-9A-Fa-f-]{1,36}$", "u");
+
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__delete_workspace_asset" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9204,14 +9426,14 @@ if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.kind === undefined) && (missing0 = "kind")) || ((data.id === undefined) && (missing0 = "id"))){
-validate122.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate127.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs2 = errors;
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "id"))){
-validate122.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate127.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9221,11 +9443,11 @@ if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs3 = errors;
 if(typeof data0 !== "string"){
-validate122.errors = [{instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate127.errors = [{instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data0 === "brand_kit") || (data0 === "avatar")) || (data0 === "voice"))){
-validate122.errors = [{instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/enum",keyword:"enum",params:{allowedValues: schema145.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+validate127.errors = [{instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/enum",keyword:"enum",params:{allowedValues: schema150.properties.kind.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid1 = _errs3 === errors;
@@ -9240,18 +9462,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 36){
-validate122.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate127.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
-if(!pattern101.test(data1)){
-validate122.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Fa-f-]{1,36}$"},message:"must match pattern \""+"^[0-9A-Fa-f-]{1,36}$"+"\""}];
+if(!pattern106.test(data1)){
+validate127.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Fa-f-]{1,36}$"},message:"must match pattern \""+"^[0-9A-Fa-f-]{1,36}$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate122.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate127.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9265,24 +9487,24 @@ var valid1 = true;
 }
 }
 else {
-validate122.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate127.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate122.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate123;
-const schema146 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request (first error)/mcp__get_workspace"};
-const schema147 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
+exports.mcp__get_workspace = validate128;
+const schema151 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request (first error)/mcp__get_workspace"};
+const schema152 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9293,30 +9515,30 @@ const _errs0 = errors;
 if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-validate123.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate128.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 else {
-validate123.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate128.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate123.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate124;
-const schema148 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_accounts"};
-const schema149 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
-const schema150 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate129;
+const schema153 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_accounts"};
+const schema154 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
+const schema155 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9328,7 +9550,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "platform")){
-validate125.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate130.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9337,57 +9559,57 @@ if(_errs1 === errors){
 if(data.platform !== undefined){
 let data0 = data.platform;
 if(typeof data0 !== "string"){
-validate125.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate130.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((((data0 === "instagram") || (data0 === "tiktok")) || (data0 === "x")) || (data0 === "linkedin")) || (data0 === "threads")) || (data0 === "youtube")) || (data0 === "pinterest")) || (data0 === "facebook"))){
-validate125.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema150.enum},message:"must be equal to one of the allowed values"}];
+validate130.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema155.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 }
 else {
-validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate125.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate130(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
-validate124.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate127;
-const schema151 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request (first error)/mcp__publish_media_to_social"};
-const schema152 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema153 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
-const pattern105 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+exports.mcp__publish_media_to_social = validate132;
+const schema156 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request (first error)/mcp__publish_media_to_social"};
+const schema157 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema158 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
+const pattern110 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9398,14 +9620,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.account_ids === undefined) && (missing0 = "account_ids")){
-validate128.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "account_ids") || (key0 === "media_id")) || (key0 === "url")) || (key0 === "caption")) || (key0 === "platform_options")) || (key0 === "idempotency_key"))){
-validate128.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate133.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9417,12 +9639,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 20){
-validate128.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"}];
+validate133.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"}];
 return false;
 }
 else {
 if(data0.length < 1){
-validate128.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate133.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -9435,18 +9657,18 @@ if(errors === _errs4){
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func1(data1) > 36){
-validate128.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate133.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
-if(!(formats6.test(data1))){
-validate128.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+if(!(formats4.test(data1))){
+validate133.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9460,7 +9682,7 @@ break;
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate133.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -9477,18 +9699,18 @@ if(errors === _errs6){
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func1(data2) > 36){
-validate128.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate133.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
-if(!(formats6.test(data2))){
-validate128.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+if(!(formats4.test(data2))){
+validate133.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9506,24 +9728,24 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(func1(data3) > 4096){
-validate128.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
 if(!pattern89.test(data3)){
-validate128.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
-if(!(formats8(data3))){
-validate128.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+if(!(formats6(data3))){
+validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9540,18 +9762,18 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data4 === "string"){
 if(func1(data4) > 5000){
-validate128.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
+validate133.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data4)){
-validate128.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate133.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9570,7 +9792,7 @@ if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 const _errs15 = errors;
 for(const key1 in data5){
 if(!(((((key1 === "instagram") || (key1 === "facebook")) || (key1 === "tiktok")) || (key1 === "youtube")) || (key1 === "pinterest"))){
-validate128.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9587,7 +9809,7 @@ data6.post_type = "feed";
 const _errs18 = errors;
 for(const key2 in data6){
 if(!(key2 === "post_type")){
-validate128.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9595,17 +9817,17 @@ break;
 if(_errs18 === errors){
 let data7 = data6.post_type;
 if(typeof data7 !== "string"){
-validate128.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data7 === "feed") || (data7 === "reel")) || (data7 === "story"))){
-validate128.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema153.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema158.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -9626,7 +9848,7 @@ data8.post_type = "feed";
 const _errs23 = errors;
 for(const key3 in data8){
 if(!(key3 === "post_type")){
-validate128.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9634,17 +9856,17 @@ break;
 if(_errs23 === errors){
 let data9 = data8.post_type;
 if(typeof data9 !== "string"){
-validate128.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data9 === "feed") || (data9 === "reel")) || (data9 === "story"))){
-validate128.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema153.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema158.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -9668,7 +9890,7 @@ data10.allow_comments = true;
 const _errs28 = errors;
 for(const key4 in data10){
 if(!((key4 === "privacy_level") || (key4 === "allow_comments"))){
-validate128.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9677,18 +9899,18 @@ if(_errs28 === errors){
 let data11 = data10.privacy_level;
 const _errs29 = errors;
 if(typeof data11 !== "string"){
-validate128.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data11 === "public") || (data11 === "friends")) || (data11 === "private"))){
-validate128.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema153.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema158.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid6 = _errs29 === errors;
 if(valid6){
 const _errs31 = errors;
 if(typeof data10.allow_comments !== "boolean"){
-validate128.errors = [{instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid6 = _errs31 === errors;
@@ -9696,7 +9918,7 @@ var valid6 = _errs31 === errors;
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -9717,7 +9939,7 @@ data13.privacy_status = "public";
 const _errs35 = errors;
 for(const key5 in data13){
 if(!((key5 === "title") || (key5 === "privacy_status"))){
-validate128.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9729,18 +9951,18 @@ const _errs36 = errors;
 if(errors === _errs36){
 if(typeof data14 === "string"){
 if(func1(data14) > 100){
-validate128.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data14)){
-validate128.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9753,11 +9975,11 @@ if(valid7){
 let data15 = data13.privacy_status;
 const _errs38 = errors;
 if(typeof data15 !== "string"){
-validate128.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data15 === "public") || (data15 === "unlisted")) || (data15 === "private"))){
-validate128.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema153.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema158.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid7 = _errs38 === errors;
@@ -9765,7 +9987,7 @@ var valid7 = _errs38 === errors;
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -9783,7 +10005,7 @@ if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 const _errs42 = errors;
 for(const key6 in data16){
 if(!(((key6 === "board_id") || (key6 === "title")) || (key6 === "link"))){
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9795,18 +10017,18 @@ const _errs43 = errors;
 if(errors === _errs43){
 if(typeof data17 === "string"){
 if(func1(data17) > 100){
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
-if(!pattern105.test(data17)){
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
+if(!pattern110.test(data17)){
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9822,18 +10044,18 @@ const _errs45 = errors;
 if(errors === _errs45){
 if(typeof data18 === "string"){
 if(func1(data18) > 100){
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data18)){
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9850,24 +10072,24 @@ if(errors === _errs47){
 if(errors === _errs47){
 if(typeof data19 === "string"){
 if(func1(data19) > 2048){
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern27.test(data19)){
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
-if(!(formats8(data19))){
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+if(!(formats6(data19))){
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9882,7 +10104,7 @@ var valid8 = true;
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -9898,7 +10120,7 @@ var valid3 = true;
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate133.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -9914,523 +10136,28 @@ const _errs49 = errors;
 if(errors === _errs49){
 if(typeof data20 === "string"){
 if(func1(data20) > 160){
-validate128.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate133.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(func1(data20) < 1){
-validate128.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate133.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern31.test(data20)){
-validate128.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
+validate133.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 var valid0 = _errs49 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate128.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate128.errors = vErrors;
-return errors === 0;
-}
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request (first error)/mcp__publish_media_to_social" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate127.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate128(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
-errors = vErrors.length;
-}
-validate127.errors = vErrors;
-return errors === 0;
-}
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.mcp__recommend_voice = validate130;
-const schema154 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request (first error)/mcp__recommend_voice"};
-const schema155 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
-
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request (first error)/mcp__recommend_voice" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate130.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-const _errs0 = errors;
-if(errors === _errs0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.limit === undefined){
-data.limit = 5;
-}
-let missing0;
-if((data.script === undefined) && (missing0 = "script")){
-validate130.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs2 = errors;
-for(const key0 in data){
-if(!((((key0 === "script") || (key0 === "language")) || (key0 === "style")) || (key0 === "limit"))){
-validate130.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs2 === errors){
-if(data.script !== undefined){
-let data0 = data.script;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(func1(data0) > 10000){
-validate130.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
-return false;
-}
-else {
-if(func1(data0) < 1){
-validate130.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern19.test(data0)){
-validate130.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
-return false;
-}
-}
-}
-}
-else {
-validate130.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs3 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data.language !== undefined){
-let data1 = data.language;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 64){
-validate130.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(!pattern4.test(data1)){
-validate130.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
-return false;
-}
-}
-}
-else {
-validate130.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data.style !== undefined){
-let data2 = data.style;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(func1(data2) > 200){
-validate130.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
-return false;
-}
-else {
-if(!pattern4.test(data2)){
-validate130.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
-return false;
-}
-}
-}
-else {
-validate130.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs7 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-let data3 = data.limit;
-const _errs9 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate130.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 20 || isNaN(data3)){
-validate130.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"}];
-return false;
-}
-else {
-if(data3 < 1 || isNaN(data3)){
-validate130.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-else {
-if(!(formats2.validate(data3))){
-validate130.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
-return false;
-}
-}
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-}
-}
-}
-}
-}
-else {
-validate130.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate130.errors = vErrors;
-return errors === 0;
-}
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.mcp__list_editor_sound_effects = validate131;
-const schema156 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects"};
-const schema157 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
-const pattern113 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
-
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate131.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-const _errs0 = errors;
-if(errors === _errs0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.limit === undefined){
-data.limit = 50;
-}
-const _errs2 = errors;
-for(const key0 in data){
-if(!(((key0 === "query") || (key0 === "category")) || (key0 === "limit"))){
-validate131.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs2 === errors){
-if(data.query !== undefined){
-let data0 = data.query;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(func1(data0) > 200){
-validate131.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
-return false;
-}
-else {
-if(!pattern4.test(data0)){
-validate131.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
-return false;
-}
-}
-}
-else {
-validate131.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs3 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data.category !== undefined){
-let data1 = data.category;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 50){
-validate131.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/maxLength",keyword:"maxLength",params:{limit: 50},message:"must NOT have more than 50 characters"}];
-return false;
-}
-else {
-if(!pattern113.test(data1)){
-validate131.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""}];
-return false;
-}
-}
-}
-else {
-validate131.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-let data2 = data.limit;
-const _errs7 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate131.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 200 || isNaN(data2)){
-validate131.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
-return false;
-}
-else {
-if(data2 < 1 || isNaN(data2)){
-validate131.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-else {
-if(!(formats2.validate(data2))){
-validate131.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
-return false;
-}
-}
-}
-}
-}
-var valid1 = _errs7 === errors;
-}
-}
-}
-}
-else {
-validate131.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate131.errors = vErrors;
-return errors === 0;
-}
-validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.mcp__upload_editor_media_from_url = validate132;
-const schema158 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url"};
-const schema159 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
-
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate133.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.add_to_editor === undefined){
-data.add_to_editor = false;
-}
-let missing0;
-if((data.url === undefined) && (missing0 = "url")){
-validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((((key0 === "url") || (key0 === "media_type")) || (key0 === "title")) || (key0 === "video_id")) || (key0 === "add_to_editor")) || (key0 === "placement"))){
-validate133.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.url !== undefined){
-let data0 = data.url;
-const _errs2 = errors;
-if(errors === _errs2){
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func1(data0) > 2048){
-validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
-return false;
-}
-else {
-if(!pattern89.test(data0)){
-validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
-return false;
-}
-else {
-if(!(formats8(data0))){
-validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
-return false;
-}
-}
-}
-}
-else {
-validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.media_type !== undefined){
-let data1 = data.media_type;
-const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate133.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data1 === "image") || (data1 === "video")) || (data1 === "audio")) || (data1 === "voice"))){
-validate133.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.title !== undefined){
-let data2 = data.title;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 200){
-validate133.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
-return false;
-}
-else {
-if(!pattern4.test(data2)){
-validate133.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
-return false;
-}
-}
-}
-else {
-validate133.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.video_id !== undefined){
-let data3 = data.video_id;
-const _errs10 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate133.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-validate133.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data3 < 1 || isNaN(data3)){
-validate133.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-else {
-if(!(formats0.validate(data3))){
-validate133.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
-return false;
-}
-}
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-const _errs12 = errors;
-if(typeof data.add_to_editor !== "boolean"){
-validate133.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs12 === errors;
-if(valid0){
-if(data.placement !== undefined){
-const _errs14 = errors;
-if(!(validate116(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
@@ -10455,7 +10182,7 @@ validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url" */;
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate132.evaluated;
@@ -10473,4 +10200,499 @@ validate132.errors = vErrors;
 return errors === 0;
 }
 validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__recommend_voice = validate135;
+const schema159 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request (first error)/mcp__recommend_voice"};
+const schema160 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__recommend_voice" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate135.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs0 = errors;
+if(errors === _errs0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.limit === undefined){
+data.limit = 5;
+}
+let missing0;
+if((data.script === undefined) && (missing0 = "script")){
+validate135.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs2 = errors;
+for(const key0 in data){
+if(!((((key0 === "script") || (key0 === "language")) || (key0 === "style")) || (key0 === "limit"))){
+validate135.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs2 === errors){
+if(data.script !== undefined){
+let data0 = data.script;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(func1(data0) > 10000){
+validate135.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
+return false;
+}
+else {
+if(func1(data0) < 1){
+validate135.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern19.test(data0)){
+validate135.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate135.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs3 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data.language !== undefined){
+let data1 = data.language;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+validate135.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(!pattern4.test(data1)){
+validate135.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate135.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data.style !== undefined){
+let data2 = data.style;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func1(data2) > 200){
+validate135.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+return false;
+}
+else {
+if(!pattern4.test(data2)){
+validate135.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate135.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs7 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+let data3 = data.limit;
+const _errs9 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate135.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs9){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 20 || isNaN(data3)){
+validate135.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"}];
+return false;
+}
+else {
+if(data3 < 1 || isNaN(data3)){
+validate135.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+if(!(formats0.validate(data3))){
+validate135.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+return false;
+}
+}
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+}
+}
+}
+}
+}
+else {
+validate135.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate135.errors = vErrors;
+return errors === 0;
+}
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__list_editor_sound_effects = validate136;
+const schema161 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects"};
+const schema162 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+const pattern118 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate136.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs0 = errors;
+if(errors === _errs0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.limit === undefined){
+data.limit = 50;
+}
+const _errs2 = errors;
+for(const key0 in data){
+if(!(((key0 === "query") || (key0 === "category")) || (key0 === "limit"))){
+validate136.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs2 === errors){
+if(data.query !== undefined){
+let data0 = data.query;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(func1(data0) > 200){
+validate136.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+return false;
+}
+else {
+if(!pattern4.test(data0)){
+validate136.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate136.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs3 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data.category !== undefined){
+let data1 = data.category;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 50){
+validate136.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/maxLength",keyword:"maxLength",params:{limit: 50},message:"must NOT have more than 50 characters"}];
+return false;
+}
+else {
+if(!pattern118.test(data1)){
+validate136.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate136.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+let data2 = data.limit;
+const _errs7 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate136.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 200 || isNaN(data2)){
+validate136.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate136.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+if(!(formats0.validate(data2))){
+validate136.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+return false;
+}
+}
+}
+}
+}
+var valid1 = _errs7 === errors;
+}
+}
+}
+}
+else {
+validate136.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate136.errors = vErrors;
+return errors === 0;
+}
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__upload_editor_media_from_url = validate137;
+const schema163 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url"};
+const schema164 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate138.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.add_to_editor === undefined){
+data.add_to_editor = false;
+}
+let missing0;
+if((data.url === undefined) && (missing0 = "url")){
+validate138.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((key0 === "url") || (key0 === "media_type")) || (key0 === "title")) || (key0 === "video_id")) || (key0 === "add_to_editor")) || (key0 === "placement"))){
+validate138.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.url !== undefined){
+let data0 = data.url;
+const _errs2 = errors;
+if(errors === _errs2){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func1(data0) > 2048){
+validate138.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+return false;
+}
+else {
+if(!pattern89.test(data0)){
+validate138.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+return false;
+}
+else {
+if(!(formats6(data0))){
+validate138.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate138.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.media_type !== undefined){
+let data1 = data.media_type;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate138.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data1 === "image") || (data1 === "video")) || (data1 === "audio")) || (data1 === "voice"))){
+validate138.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.title !== undefined){
+let data2 = data.title;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 200){
+validate138.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+return false;
+}
+else {
+if(!pattern4.test(data2)){
+validate138.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+return false;
+}
+}
+}
+else {
+validate138.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.video_id !== undefined){
+let data3 = data.video_id;
+const _errs10 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate138.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate138.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data3 < 1 || isNaN(data3)){
+validate138.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+else {
+if(!(formats2.validate(data3))){
+validate138.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+return false;
+}
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+const _errs12 = errors;
+if(typeof data.add_to_editor !== "boolean"){
+validate138.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs12 === errors;
+if(valid0){
+if(data.placement !== undefined){
+const _errs14 = errors;
+if(!(validate116(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate138.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate138.errors = vErrors;
+return errors === 0;
+}
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate137.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate138(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
+errors = vErrors.length;
+}
+validate137.errors = vErrors;
+return errors === 0;
+}
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -2,12 +2,11 @@
 "use strict";
 exports.createBrandKit = validate20;
 const schema31 = {"$ref":"https://media-api.local/components#/$defs/CreateBrandKitRequest","$id":"https://media-api.local/components/request/createBrandKit"};
-const schema33 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"brand_id":{"type":"integer","format":"int64","description":"The brand the kit belongs to (groups kits); 1 when left out.","minimum":1,"maximum":9007199254740991},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"}}};
+const schema33 = {"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"}}};
 const schema42 = {"type":"string","description":"An image sent inline: base64 bytes or a base64 data URL (PNG, JPEG or WebP by its bytes, whatever its name or declared type; a data URL's type must agree; at most 5 MB decoded).","maxLength":7000000,"pattern":"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
 const pattern4 = new RegExp("^[^\\u0000-\\u001F\\u007F]*$", "u");
 const pattern10 = new RegExp("^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$", "u");
-const formats0 = require("ajv-formats/dist/formats").fullFormats.int64;
 const schema34 = {"type":"object","description":"Colours by role. They are stored in kit_data as `color_roles`, as `<role>_color` and as the ordered list `colors` (primary, secondary, accent, background, text) the renderers read.","additionalProperties":false,"maxProperties":5,"properties":{"primary":{"$ref":"https://media-api.local/components#/$defs/HexColor"},"secondary":{"$ref":"https://media-api.local/components#/$defs/HexColor"},"accent":{"$ref":"https://media-api.local/components#/$defs/HexColor"},"background":{"$ref":"https://media-api.local/components#/$defs/HexColor"},"text":{"$ref":"https://media-api.local/components#/$defs/HexColor"}}};
 const schema35 = {"type":"string","description":"A colour as","maxLength":7,"pattern":"^#[0-9A-Fa-f]{6}$"};
 const pattern5 = new RegExp("^#[0-9A-Fa-f]{6}$", "u");
@@ -333,7 +332,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(((((key0 === "name") || (key0 === "brand_id")) || (key0 === "colors")) || (key0 === "fonts")) || (key0 === "logo"))){
+if(!((((key0 === "name") || (key0 === "colors")) || (key0 === "fonts")) || (key0 === "logo"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -389,51 +388,6 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.brand_id !== undefined){
-let data1 = data.brand_id;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/brand_id",schemaPath:"#/properties/brand_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/brand_id",schemaPath:"#/properties/brand_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data1 < 1 || isNaN(data1)){
-const err8 = {instancePath:instancePath+"/brand_id",schemaPath:"#/properties/brand_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(!(formats0.validate(data1))){
-const err9 = {instancePath:instancePath+"/brand_id",schemaPath:"#/properties/brand_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
 if(data.colors !== undefined){
 if(!(validate23(data.colors, {instancePath:instancePath+"/colors",parentData:data,parentDataProperty:"colors",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -447,48 +401,48 @@ errors = vErrors.length;
 }
 }
 if(data.logo !== undefined){
-let data4 = data.logo;
-if(typeof data4 === "string"){
-if(func1(data4) > 7000000){
-const err10 = {instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"};
+let data3 = data.logo;
+if(typeof data3 === "string"){
+if(func1(data3) > 7000000){
+const err6 = {instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err6];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern10.test(data4)){
-const err11 = {instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""};
+if(!pattern10.test(data3)){
+const err7 = {instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err7];
 }
 else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-else {
-const err12 = {instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
+vErrors.push(err7);
 }
 errors++;
 }
 }
-}
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err8 = {instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err13];
+vErrors = [err8];
 }
 else {
-vErrors.push(err13);
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
@@ -1001,7 +955,7 @@ validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createVoice = validate37;
 const schema51 = {"$ref":"https://media-api.local/components#/$defs/CreateVoiceRequest","$id":"https://media-api.local/components/request/createVoice"};
-const schema52 = {"type":"object","additionalProperties":false,"required":["name","language","sample"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"language":{"type":"string","description":"The sample's language as a BCP 47 tag (en, en-US, de-DE, …); one the built-in voices speak.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
+const schema52 = {"type":"object","additionalProperties":false,"required":["name","language","sample"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"language":{"type":"string","description":"BCP 47 tag (en, en-US, de-DE, …) of a language the built-in voices speak.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
 const schema53 = {"type":"string","description":"A voice sample sent inline: base64 bytes or a base64 data URL (WAV, MP3 or M4A by its bytes; a data URL's type must agree; at most 10 MB decoded; 3 to 60 seconds long).","maxLength":14000000,"pattern":"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"};
 const pattern17 = new RegExp("^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$", "u");
 
@@ -1222,9 +1176,10 @@ const pattern24 = new RegExp("^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$", "u");
 const pattern25 = new RegExp("^[0-9A-Za-z]+$", "u");
 const pattern27 = new RegExp("^https?://", "u");
 const pattern31 = new RegExp("^[\\x21-\\x7E]+$", "u");
-const formats2 = require("ajv-formats/dist/formats").fullFormats.int32;
-const formats6 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const formats8 = require("ajv-formats/dist/formats").fullFormats.uri;
+const formats0 = require("ajv-formats/dist/formats").fullFormats.int32;
+const formats2 = require("ajv-formats/dist/formats").fullFormats.int64;
+const formats4 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats6 = require("ajv-formats/dist/formats").fullFormats.uri;
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1534,7 +1489,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!(formats2.validate(data7))){
+if(!(formats0.validate(data7))){
 const err25 = {instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -1635,7 +1590,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!(formats0.validate(data10))){
+if(!(formats2.validate(data10))){
 const err34 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -1705,7 +1660,7 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!(formats6.test(data12))){
+if(!(formats4.test(data12))){
 const err40 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err40];
@@ -1754,7 +1709,7 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(!(formats8(data14))){
+if(!(formats6(data14))){
 const err44 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err44];
@@ -1815,7 +1770,7 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(!(formats6.test(data16))){
+if(!(formats4.test(data16))){
 const err49 = {instancePath:instancePath+"/reference_media_ids/" + i1,schemaPath:"#/properties/reference_media_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err49];
@@ -1872,7 +1827,7 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(!(formats8(data17))){
+if(!(formats6(data17))){
 const err54 = {instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err54];
@@ -1907,7 +1862,7 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(!(formats6.test(data18))){
+if(!(formats4.test(data18))){
 const err57 = {instancePath:instancePath+"/source_video_media_id",schemaPath:"#/properties/source_video_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err57];
@@ -1952,7 +1907,7 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(!(formats8(data19))){
+if(!(formats6(data19))){
 const err61 = {instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err61];
@@ -1987,7 +1942,7 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(!(formats6.test(data20))){
+if(!(formats4.test(data20))){
 const err64 = {instancePath:instancePath+"/motion_video_media_id",schemaPath:"#/properties/motion_video_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err64];
@@ -2032,7 +1987,7 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(!(formats8(data21))){
+if(!(formats6(data21))){
 const err68 = {instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err68];
@@ -2067,7 +2022,7 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(!(formats6.test(data22))){
+if(!(formats4.test(data22))){
 const err71 = {instancePath:instancePath+"/audio_media_id",schemaPath:"#/properties/audio_media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err71];
@@ -2131,7 +2086,7 @@ vErrors.push(err76);
 }
 errors++;
 }
-if(!(formats2.validate(data24))){
+if(!(formats0.validate(data24))){
 const err77 = {instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err77];
@@ -2396,7 +2351,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!(formats2.validate(data2))){
+if(!(formats0.validate(data2))){
 const err13 = {instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -2465,7 +2420,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!(formats8(data5))){
+if(!(formats6(data5))){
 const err19 = {instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -2557,7 +2512,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!(formats8(data7))){
+if(!(formats6(data7))){
 const err27 = {instancePath:instancePath+"/avatar_image_url",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_image_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -2612,7 +2567,7 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!(formats0.validate(data8))){
+if(!(formats2.validate(data8))){
 const err32 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err32];
@@ -2637,7 +2592,7 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!(formats6.test(data9))){
+if(!(formats4.test(data9))){
 const err34 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/custom_reference_inspiration_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -3125,7 +3080,7 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!(formats8(data9))){
+if(!(formats6(data9))){
 const err26 = {instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -3330,7 +3285,7 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(!(formats0.validate(data14))){
+if(!(formats2.validate(data14))){
 const err42 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err42];
@@ -3653,7 +3608,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!(formats8(data6))){
+if(!(formats6(data6))){
 const err18 = {instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -3896,7 +3851,7 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(!(formats8(data12))){
+if(!(formats6(data12))){
 const err39 = {instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -4168,7 +4123,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!(formats2.validate(data3))){
+if(!(formats0.validate(data3))){
 const err13 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -4224,7 +4179,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!(formats2.validate(data4))){
+if(!(formats0.validate(data4))){
 const err18 = {instancePath:instancePath+"/height",schemaPath:"#/properties/height/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -7089,7 +7044,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!(formats2.validate(data2))){
+if(!(formats0.validate(data2))){
 const err11 = {instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -7929,7 +7884,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!(formats2.validate(data1))){
+if(!(formats0.validate(data1))){
 const err11 = {instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -7974,7 +7929,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!(formats2.validate(data2))){
+if(!(formats0.validate(data2))){
 const err15 = {instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -8019,7 +7974,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!(formats2.validate(data3))){
+if(!(formats0.validate(data3))){
 const err19 = {instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -8203,7 +8158,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!(formats2.validate(data8))){
+if(!(formats0.validate(data8))){
 const err35 = {instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -8248,7 +8203,7 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(!(formats2.validate(data9))){
+if(!(formats0.validate(data9))){
 const err39 = {instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -9702,7 +9657,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!(formats8(data4))){
+if(!(formats6(data4))){
 const err19 = {instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -9737,7 +9692,7 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(!(formats6.test(data5))){
+if(!(formats4.test(data5))){
 const err22 = {instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -10075,7 +10030,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!(formats0.validate(data3))){
+if(!(formats2.validate(data3))){
 const err11 = {instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -10270,7 +10225,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!(formats0.validate(data3))){
+if(!(formats2.validate(data3))){
 const err11 = {instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -10367,7 +10322,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!(formats6.test(data0))){
+if(!(formats4.test(data0))){
 const err2 = {instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -10412,7 +10367,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!(formats8(data1))){
+if(!(formats6(data1))){
 const err6 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -11102,7 +11057,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!(formats0.validate(data2))){
+if(!(formats2.validate(data2))){
 const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -11421,7 +11376,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!(formats8(data0))){
+if(!(formats6(data0))){
 const err6 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -11594,16 +11549,320 @@ return errors === 0;
 }
 validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__delete_workspace_asset = validate122;
-const schema144 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__delete_workspace_asset"};
-const schema145 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id (a brand kit's as digits).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
-const pattern101 = new RegExp("^[0-9A-Fa-f-]{1,36}$", "u");
+exports.mcp__create_workspace_asset = validate122;
+const schema144 = {"$ref":"https://media-api.local/components#/$defs/CreateWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__create_workspace_asset"};
+const schema145 = {"type":"object","description":"`kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them.","additionalProperties":false,"required":["kind","name"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"image":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"language":{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
+
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate123.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.kind === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.name === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "kind") || (key0 === "name")) || (key0 === "colors")) || (key0 === "fonts")) || (key0 === "logo")) || (key0 === "image")) || (key0 === "language")) || (key0 === "sample"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(((data0 === "brand_kit") || (data0 === "avatar")) || (data0 === "voice"))){
+const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema145.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data1 = data.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 200){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.colors !== undefined){
+if(!(validate23(data.colors, {instancePath:instancePath+"/colors",parentData:data,parentDataProperty:"colors",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+if(data.fonts !== undefined){
+if(!(validate25(data.fonts, {instancePath:instancePath+"/fonts",parentData:data,parentDataProperty:"fonts",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+}
+if(data.logo !== undefined){
+let data4 = data.logo;
+if(typeof data4 === "string"){
+if(func1(data4) > 7000000){
+const err9 = {instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!pattern10.test(data4)){
+const err10 = {instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.image !== undefined){
+let data5 = data.image;
+if(typeof data5 === "string"){
+if(func1(data5) > 7000000){
+const err12 = {instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!pattern10.test(data5)){
+const err13 = {instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.language !== undefined){
+let data6 = data.language;
+if(typeof data6 === "string"){
+if(func1(data6) > 35){
+const err15 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!pattern17.test(data6)){
+const err16 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.sample !== undefined){
+let data7 = data.sample;
+if(typeof data7 === "string"){
+if(func1(data7) > 14000000){
+const err18 = {instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/maxLength",keyword:"maxLength",params:{limit: 14000000},message:"must NOT have more than 14000000 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!pattern10.test(data7)){
+const err19 = {instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate123.errors = vErrors;
+return errors === 0;
+}
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request/mcp__delete_workspace_asset" */;
+/*# sourceURL="https://media-api.local/components/request/mcp__create_workspace_asset" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate122.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate123(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+errors = vErrors.length;
+}
+validate122.errors = vErrors;
+return errors === 0;
+}
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.mcp__delete_workspace_asset = validate127;
+const schema149 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__delete_workspace_asset"};
+const schema150 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id (a brand kit's as digits).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
+const pattern106 = new RegExp("^[0-9A-Fa-f-]{1,36}$", "u");
+
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request/mcp__delete_workspace_asset" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11656,7 +11915,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((data0 === "brand_kit") || (data0 === "avatar")) || (data0 === "voice"))){
-const err4 = {instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/enum",keyword:"enum",params:{allowedValues: schema145.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/enum",keyword:"enum",params:{allowedValues: schema150.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11679,7 +11938,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern101.test(data1)){
+if(!pattern106.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Fa-f-]{1,36}$"},message:"must match pattern \""+"^[0-9A-Fa-f-]{1,36}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -11712,20 +11971,20 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate123;
-const schema146 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request/mcp__get_workspace"};
-const schema147 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
+exports.mcp__get_workspace = validate128;
+const schema151 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request/mcp__get_workspace"};
+const schema152 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11754,20 +12013,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate124;
-const schema148 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request/mcp__list_social_accounts"};
-const schema149 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
-const schema150 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate129;
+const schema153 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request/mcp__list_social_accounts"};
+const schema154 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
+const schema155 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11800,7 +12059,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((((((((data0 === "instagram") || (data0 === "tiktok")) || (data0 === "x")) || (data0 === "linkedin")) || (data0 === "threads")) || (data0 === "youtube")) || (data0 === "pinterest")) || (data0 === "facebook"))){
-const err2 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema150.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema155.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11821,42 +12080,42 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate130(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
-validate124.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate127;
-const schema151 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
-const schema152 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema153 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
-const pattern105 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+exports.mcp__publish_media_to_social = validate132;
+const schema156 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
+const schema157 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id and url, a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema158 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","enum":["public","friends","private"],"default":"public"},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
+const pattern110 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11923,7 +12182,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!(formats6.test(data1))){
+if(!(formats4.test(data1))){
 const err5 = {instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -11970,7 +12229,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!(formats6.test(data2))){
+if(!(formats4.test(data2))){
 const err9 = {instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -12015,7 +12274,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!(formats8(data3))){
+if(!(formats6(data3))){
 const err13 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -12117,7 +12376,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data7 === "feed") || (data7 === "reel")) || (data7 === "story"))){
-const err21 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema153.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema158.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12168,7 +12427,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data9 === "feed") || (data9 === "reel")) || (data9 === "story"))){
-const err25 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema153.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema158.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12222,7 +12481,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!(((data11 === "public") || (data11 === "friends")) || (data11 === "private"))){
-const err29 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema153.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
+const err29 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema158.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12318,7 +12577,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((data15 === "public") || (data15 === "unlisted")) || (data15 === "private"))){
-const err37 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema153.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema158.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -12367,7 +12626,7 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!pattern105.test(data17)){
+if(!pattern110.test(data17)){
 const err41 = {instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -12447,7 +12706,7 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(!(formats8(data19))){
+if(!(formats6(data19))){
 const err48 = {instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err48];
@@ -12549,41 +12808,41 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate128(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
-validate127.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate130;
-const schema154 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
-const schema155 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+exports.mcp__recommend_voice = validate135;
+const schema159 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
+const schema160 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12763,7 +13022,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!(formats2.validate(data3))){
+if(!(formats0.validate(data3))){
 const err15 = {instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -12785,21 +13044,21 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate131;
-const schema156 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
-const schema157 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
-const pattern113 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+exports.mcp__list_editor_sound_effects = validate136;
+const schema161 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
+const schema162 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+const pattern118 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12870,7 +13129,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern113.test(data1)){
+if(!pattern118.test(data1)){
 const err5 = {instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -12924,7 +13183,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!(formats2.validate(data2))){
+if(!(formats0.validate(data2))){
 const err10 = {instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -12946,19 +13205,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate131.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate132;
-const schema158 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
-const schema159 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+exports.mcp__upload_editor_media_from_url = validate137;
+const schema163 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
+const schema164 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13014,7 +13273,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!(formats8(data0))){
+if(!(formats6(data0))){
 const err4 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -13127,7 +13386,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(formats0.validate(data3))){
+if(!(formats2.validate(data3))){
 const err14 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -13166,29 +13425,29 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate138(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
 errors = vErrors.length;
 }
-validate132.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

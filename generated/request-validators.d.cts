@@ -17,6 +17,7 @@ declare const validators: {
   "exportEditorVideo": ValidateFunction;
   "uploadEditorMedia": ValidateFunction;
   "createWebhookEndpoint": ValidateFunction;
+  "mcp__create_workspace_asset": ValidateFunction;
   "mcp__delete_workspace_asset": ValidateFunction;
   "mcp__get_workspace": ValidateFunction;
   "mcp__list_social_accounts": ValidateFunction;

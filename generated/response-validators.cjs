@@ -102776,14 +102776,1347 @@ return errors === 0;
 }
 validate1508.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__delete_workspace_asset = validate1512;
-const schema870 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetDeleted","$id":"https://media-api.local/components/response/mcp__delete_workspace_asset"};
-const schema871 = {"description":"The deleted asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKitDeleted"},{"$ref":"https://media-api.local/components#/$defs/AssetDeleted"}]};
+exports.mcp__create_workspace_asset = validate1512;
+const schema870 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetCreated","$id":"https://media-api.local/components/response/mcp__create_workspace_asset"};
+const schema871 = {"description":"The created asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKit"},{"$ref":"https://media-api.local/components#/$defs/Avatar"},{"$ref":"https://media-api.local/components#/$defs/CustomVoice"}]};
 
 function validate1513(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1513.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(Object.keys(data).length > 50){
+const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/BrandKit/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/BrandKit/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.brand_id === undefined){
+const err2 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/BrandKit/required",keyword:"required",params:{missingProperty: "brand_id"},message:"must have required property '"+"brand_id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.kit_name === undefined){
+const err3 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/BrandKit/required",keyword:"required",params:{missingProperty: "kit_name"},message:"must have required property '"+"kit_name"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.kit_data === undefined){
+const err4 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/BrandKit/required",keyword:"required",params:{missingProperty: "kit_data"},message:"must have required property '"+"kit_data"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.training_status === undefined){
+const err5 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/BrandKit/required",keyword:"required",params:{missingProperty: "training_status"},message:"must have required property '"+"training_status"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err6 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/BrandKit/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.updated_at === undefined){
+const err7 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/BrandKit/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 9007199254740991 || isNaN(data0)){
+const err9 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0 < 1 || isNaN(data0)){
+const err10 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(formats18.validate(data0))){
+const err11 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.brand_id !== undefined){
+let data1 = data.brand_id;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err12 = {instancePath:instancePath+"/brand_id",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/brand_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+const err13 = {instancePath:instancePath+"/brand_id",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/brand_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data1 < 1 || isNaN(data1)){
+const err14 = {instancePath:instancePath+"/brand_id",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/brand_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!(formats18.validate(data1))){
+const err15 = {instancePath:instancePath+"/brand_id",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/brand_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data.kit_name !== undefined){
+let data2 = data.kit_name;
+if(typeof data2 === "string"){
+if(func1(data2) > 200){
+const err16 = {instancePath:instancePath+"/kit_name",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/kit_name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!pattern5.test(data2)){
+const err17 = {instancePath:instancePath+"/kit_name",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/kit_name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/kit_name",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/kit_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.kit_data !== undefined){
+let data3 = data.kit_data;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(Object.keys(data3).length > 100){
+const err19 = {instancePath:instancePath+"/kit_data",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/kit_data/maxProperties",keyword:"maxProperties",params:{limit: 100},message:"must NOT have more than 100 properties"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/kit_data",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/kit_data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.logo_url !== undefined){
+let data4 = data.logo_url;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err21 = {instancePath:instancePath+"/logo_url",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/logo_url/type",keyword:"type",params:{type: schema68.properties.logo_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(typeof data4 === "string"){
+if(func1(data4) > 4096){
+const err22 = {instancePath:instancePath+"/logo_url",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/logo_url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!(formats0(data4))){
+const err23 = {instancePath:instancePath+"/logo_url",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/logo_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data.training_status !== undefined){
+let data5 = data.training_status;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err24 = {instancePath:instancePath+"/training_status",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/training_status/type",keyword:"type",params:{type: schema68.properties.training_status.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(typeof data5 === "string"){
+if(func1(data5) > 32){
+const err25 = {instancePath:instancePath+"/training_status",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/training_status/maxLength",keyword:"maxLength",params:{limit: 32},message:"must NOT have more than 32 characters"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(!pattern47.test(data5)){
+const err26 = {instancePath:instancePath+"/training_status",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/training_status/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z_]*$"},message:"must match pattern \""+"^[a-z][a-z_]*$"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+if(data.created_at !== undefined){
+let data6 = data.created_at;
+if(typeof data6 === "string"){
+if(func1(data6) > 40){
+const err27 = {instancePath:instancePath+"/created_at",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(!(formats48.validate(data6))){
+const err28 = {instancePath:instancePath+"/created_at",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/created_at",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+let data7 = data.updated_at;
+if(typeof data7 === "string"){
+if(func1(data7) > 40){
+const err30 = {instancePath:instancePath+"/updated_at",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/updated_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(!(formats48.validate(data7))){
+const err31 = {instancePath:instancePath+"/updated_at",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/updated_at",schemaPath:"https://media-api.local/components#/$defs/BrandKit/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/BrandKit/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs22 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err34 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Avatar/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(data.name === undefined){
+const err35 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Avatar/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(data.imageUrl === undefined){
+const err36 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Avatar/required",keyword:"required",params:{missingProperty: "imageUrl"},message:"must have required property '"+"imageUrl"+"'"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data.videoUrl === undefined){
+const err37 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Avatar/required",keyword:"required",params:{missingProperty: "videoUrl"},message:"must have required property '"+"videoUrl"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data.isCustom === undefined){
+const err38 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Avatar/required",keyword:"required",params:{missingProperty: "isCustom"},message:"must have required property '"+"isCustom"+"'"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "id") || (key0 === "name")) || (key0 === "imageUrl")) || (key0 === "videoUrl")) || (key0 === "isCustom"))){
+const err39 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Avatar/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data8 = data.id;
+if(typeof data8 === "string"){
+if(func1(data8) > 160){
+const err40 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(!pattern8.test(data8)){
+const err41 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data9 = data.name;
+if(typeof data9 === "string"){
+if(func1(data9) > 200){
+const err43 = {instancePath:instancePath+"/name",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(!pattern5.test(data9)){
+const err44 = {instancePath:instancePath+"/name",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/name",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data.imageUrl !== undefined){
+let data10 = data.imageUrl;
+if(typeof data10 === "string"){
+if(func1(data10) > 4096){
+const err46 = {instancePath:instancePath+"/imageUrl",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/imageUrl/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(!(formats0(data10))){
+const err47 = {instancePath:instancePath+"/imageUrl",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/imageUrl/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/imageUrl",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/imageUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data.videoUrl !== undefined){
+let data11 = data.videoUrl;
+if(typeof data11 === "string"){
+if(func1(data11) > 4096){
+const err49 = {instancePath:instancePath+"/videoUrl",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/videoUrl/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(!(formats0(data11))){
+const err50 = {instancePath:instancePath+"/videoUrl",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/videoUrl/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/videoUrl",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/videoUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.isCustom !== undefined){
+if(typeof data.isCustom !== "boolean"){
+const err52 = {instancePath:instancePath+"/isCustom",schemaPath:"https://media-api.local/components#/$defs/Avatar/properties/isCustom/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/Avatar/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+var _valid0 = _errs22 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+const _errs36 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object === undefined){
+const err54 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "object"},message:"must have required property '"+"object"+"'"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if(data.id === undefined){
+const err55 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if(data.name === undefined){
+const err56 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+if(data.status === undefined){
+const err57 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(data.source === undefined){
+const err58 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+if(data.locale === undefined){
+const err59 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "locale"},message:"must have required property '"+"locale"+"'"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if(data.gender === undefined){
+const err60 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "gender"},message:"must have required property '"+"gender"+"'"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if(data.base_voice === undefined){
+const err61 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "base_voice"},message:"must have required property '"+"base_voice"+"'"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(data.pitch_hz === undefined){
+const err62 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "pitch_hz"},message:"must have required property '"+"pitch_hz"+"'"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+if(data.preview_url === undefined){
+const err63 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "preview_url"},message:"must have required property '"+"preview_url"+"'"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if(data.credits_9_16 === undefined){
+const err64 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "credits_9_16"},message:"must have required property '"+"credits_9_16"+"'"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(data.credits_16_9 === undefined){
+const err65 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "credits_16_9"},message:"must have required property '"+"credits_16_9"+"'"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err66 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+for(const key1 in data){
+if(!(func10.call(schema227.properties, key1))){
+const err67 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data.object !== undefined){
+let data13 = data.object;
+if(typeof data13 !== "string"){
+const err68 = {instancePath:instancePath+"/object",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/object/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+if("custom_voice" !== data13){
+const err69 = {instancePath:instancePath+"/object",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/object/const",keyword:"const",params:{allowedValue: "custom_voice"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data14 = data.id;
+if(typeof data14 === "string"){
+if(func1(data14) > 36){
+const err70 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+if(!(formats98.test(data14))){
+const err71 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data15 = data.name;
+if(typeof data15 === "string"){
+if(func1(data15) > 200){
+const err73 = {instancePath:instancePath+"/name",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if(!pattern5.test(data15)){
+const err74 = {instancePath:instancePath+"/name",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/name",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data16 = data.status;
+if(typeof data16 !== "string"){
+const err76 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(!(((data16 === "processing") || (data16 === "ready")) || (data16 === "failed"))){
+const err77 = {instancePath:instancePath+"/status",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/status/enum",keyword:"enum",params:{allowedValues: schema227.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data.source !== undefined){
+let data17 = data.source;
+if(typeof data17 !== "string"){
+const err78 = {instancePath:instancePath+"/source",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+if("custom_clone" !== data17){
+const err79 = {instancePath:instancePath+"/source",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/source/const",keyword:"const",params:{allowedValue: "custom_clone"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+if(data.locale !== undefined){
+let data18 = data.locale;
+if(Array.isArray(data18)){
+if(data18.length > 50){
+const err80 = {instancePath:instancePath+"/locale",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/locale/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+const len0 = data18.length;
+for(let i0=0; i0<len0; i0++){
+let data19 = data18[i0];
+if(typeof data19 === "string"){
+if(func1(data19) > 35){
+const err81 = {instancePath:instancePath+"/locale/" + i0,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/locale/items/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+if(!pattern52.test(data19)){
+const err82 = {instancePath:instancePath+"/locale/" + i0,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/locale/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"+"\""};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/locale/" + i0,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/locale/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/locale",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/locale/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+if(data.gender !== undefined){
+let data20 = data.gender;
+if(typeof data20 === "string"){
+if(func1(data20) > 32){
+const err85 = {instancePath:instancePath+"/gender",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/gender/maxLength",keyword:"maxLength",params:{limit: 32},message:"must NOT have more than 32 characters"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+if(!pattern5.test(data20)){
+const err86 = {instancePath:instancePath+"/gender",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/gender/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/gender",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/gender/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+if(data.base_voice !== undefined){
+let data21 = data.base_voice;
+if((typeof data21 !== "string") && (data21 !== null)){
+const err88 = {instancePath:instancePath+"/base_voice",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/base_voice/type",keyword:"type",params:{type: schema227.properties.base_voice.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+if(typeof data21 === "string"){
+if(func1(data21) > 160){
+const err89 = {instancePath:instancePath+"/base_voice",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/base_voice/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+if(!pattern8.test(data21)){
+const err90 = {instancePath:instancePath+"/base_voice",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/base_voice/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+}
+if(data.pitch_hz !== undefined){
+let data22 = data.pitch_hz;
+if((!((typeof data22 == "number") && (isFinite(data22)))) && (data22 !== null)){
+const err91 = {instancePath:instancePath+"/pitch_hz",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/pitch_hz/type",keyword:"type",params:{type: schema227.properties.pitch_hz.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 1000 || isNaN(data22)){
+const err92 = {instancePath:instancePath+"/pitch_hz",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/pitch_hz/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+if(data22 < 0 || isNaN(data22)){
+const err93 = {instancePath:instancePath+"/pitch_hz",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/pitch_hz/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+}
+if(data.preview_url !== undefined){
+let data23 = data.preview_url;
+if((typeof data23 !== "string") && (data23 !== null)){
+const err94 = {instancePath:instancePath+"/preview_url",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/preview_url/type",keyword:"type",params:{type: schema227.properties.preview_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+if(typeof data23 === "string"){
+if(func1(data23) > 4096){
+const err95 = {instancePath:instancePath+"/preview_url",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/preview_url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+if(!(formats0(data23))){
+const err96 = {instancePath:instancePath+"/preview_url",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/preview_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+}
+if(data.credits_9_16 !== undefined){
+let data24 = data.credits_9_16;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err97 = {instancePath:instancePath+"/credits_9_16",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/credits_9_16/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 1000000000 || isNaN(data24)){
+const err98 = {instancePath:instancePath+"/credits_9_16",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/credits_9_16/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+if(data24 < 0 || isNaN(data24)){
+const err99 = {instancePath:instancePath+"/credits_9_16",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/credits_9_16/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+if(!(formats18.validate(data24))){
+const err100 = {instancePath:instancePath+"/credits_9_16",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/credits_9_16/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+}
+if(data.credits_16_9 !== undefined){
+let data25 = data.credits_16_9;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err101 = {instancePath:instancePath+"/credits_16_9",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/credits_16_9/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 1000000000 || isNaN(data25)){
+const err102 = {instancePath:instancePath+"/credits_16_9",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/credits_16_9/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+if(data25 < 0 || isNaN(data25)){
+const err103 = {instancePath:instancePath+"/credits_16_9",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/credits_16_9/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+if(!(formats18.validate(data25))){
+const err104 = {instancePath:instancePath+"/credits_16_9",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/credits_16_9/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+}
+if(data.created_at !== undefined){
+let data26 = data.created_at;
+if(typeof data26 === "string"){
+if(func1(data26) > 40){
+const err105 = {instancePath:instancePath+"/created_at",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/created_at/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+if(!(formats48.validate(data26))){
+const err106 = {instancePath:instancePath+"/created_at",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+}
+else {
+const err107 = {instancePath:instancePath+"/created_at",schemaPath:"https://media-api.local/components#/$defs/CustomVoice/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+}
+}
+else {
+const err108 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CustomVoice/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+var _valid0 = _errs36 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 2;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+}
+if(!valid0){
+const err109 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate1513.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate1513.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+
+function validate1512(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/response/mcp__create_workspace_asset" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1512.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate1513(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1513.errors : vErrors.concat(validate1513.errors);
+errors = vErrors.length;
+}
+else {
+var props0 = validate1513.evaluated.props;
+}
+validate1512.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate1512.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+exports.mcp__delete_workspace_asset = validate1515;
+const schema875 = {"$ref":"https://media-api.local/components#/$defs/WorkspaceAssetDeleted","$id":"https://media-api.local/components/response/mcp__delete_workspace_asset"};
+const schema876 = {"description":"The deleted asset.","oneOf":[{"$ref":"https://media-api.local/components#/$defs/BrandKitDeleted"},{"$ref":"https://media-api.local/components#/$defs/AssetDeleted"}]};
+
+function validate1516(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1516.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -103094,45 +104427,45 @@ vErrors = null;
 }
 }
 }
-validate1513.errors = vErrors;
+validate1516.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate1513.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate1516.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate1512(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1515(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__delete_workspace_asset" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1512.evaluated;
+const evaluated0 = validate1515.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1513(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1513.errors : vErrors.concat(validate1513.errors);
+if(!(validate1516(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1516.errors : vErrors.concat(validate1516.errors);
 errors = vErrors.length;
 }
 else {
-var props0 = validate1513.evaluated.props;
+var props0 = validate1516.evaluated.props;
 }
-validate1512.errors = vErrors;
+validate1515.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate1512.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate1515.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate1515;
-const schema874 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
-const schema875 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
+exports.mcp__get_workspace = validate1518;
+const schema879 = {"$ref":"https://media-api.local/components#/$defs/Workspace","$id":"https://media-api.local/components/response/mcp__get_workspace"};
+const schema880 = {"type":"object","description":"The caller's workspace, plan, credit balance and granted scopes.","additionalProperties":false,"required":["object","organization","plan","credits","scopes"],"properties":{"object":{"type":"string","const":"workspace"},"organization":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}},"plan":{"type":"string","description":"paid when the workspace has an active paid subscription, else none.","enum":["paid","none"]},"credits":{"type":"integer","format":"int64","description":"Current credit balance.","minimum":0,"maximum":1000000000},"scopes":{"type":"array","description":"Scopes granted to this connection.","maxItems":4,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/Scope"}}}};
 
-function validate1516(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1519(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1516.evaluated;
+const evaluated0 = validate1519.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -103355,7 +104688,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data4 === "paid") || (data4 === "none"))){
-const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema875.properties.plan.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/plan",schemaPath:"#/properties/plan/enum",keyword:"enum",params:{allowedValues: schema880.properties.plan.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -103490,42 +104823,42 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate1516.errors = vErrors;
+validate1519.errors = vErrors;
 return errors === 0;
 }
-validate1516.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1519.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1515(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1518(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1515.evaluated;
+const evaluated0 = validate1518.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1516(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1516.errors : vErrors.concat(validate1516.errors);
+if(!(validate1519(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1519.errors : vErrors.concat(validate1519.errors);
 errors = vErrors.length;
 }
-validate1515.errors = vErrors;
+validate1518.errors = vErrors;
 return errors === 0;
 }
-validate1515.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1518.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate1518;
-const schema877 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
-const schema878 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
-const schema879 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
-const schema880 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate1521;
+const schema882 = {"$ref":"https://media-api.local/components#/$defs/SocialAccountList","$id":"https://media-api.local/components/response/mcp__list_social_accounts"};
+const schema883 = {"type":"object","description":"Result of list_social_accounts.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SocialAccount"}}}};
+const schema884 = {"type":"object","description":"A connected social account. reauthorization_required accounts cannot publish until reconnected in the workspace.","additionalProperties":false,"required":["id","platform","username","display_name","avatar_url","status"],"properties":{"id":{"type":"string","format":"uuid","description":"Passed in account_ids.","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"username":{"type":"string","description":"Handle or page name on the platform.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"display_name":{"type":["string","null"],"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"avatar_url":{"type":["string","null"],"format":"uri","maxLength":4096},"status":{"type":"string","enum":["connected","reauthorization_required"]}}};
+const schema885 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate1520(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1523(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1520.evaluated;
+const evaluated0 = validate1523.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -103653,7 +104986,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest")) || (data1 === "facebook"))){
-const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema880.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema885.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -103701,7 +105034,7 @@ errors++;
 if(data.display_name !== undefined){
 let data3 = data.display_name;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema879.properties.display_name.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: schema884.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -103736,7 +105069,7 @@ errors++;
 if(data.avatar_url !== undefined){
 let data4 = data.avatar_url;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema879.properties.avatar_url.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/avatar_url",schemaPath:"#/properties/avatar_url/type",keyword:"type",params:{type: schema884.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -103781,7 +105114,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data5 === "connected") || (data5 === "reauthorization_required"))){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema879.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema884.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -103802,16 +105135,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate1520.errors = vErrors;
+validate1523.errors = vErrors;
 return errors === 0;
 }
-validate1520.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1519(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1522(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1519.evaluated;
+const evaluated0 = validate1522.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -103889,8 +105222,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate1520(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1520.errors : vErrors.concat(validate1520.errors);
+if(!(validate1523(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1523.errors : vErrors.concat(validate1523.errors);
 errors = vErrors.length;
 }
 }
@@ -103917,41 +105250,41 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate1519.errors = vErrors;
+validate1522.errors = vErrors;
 return errors === 0;
 }
-validate1519.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1522.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1518(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1521(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1518.evaluated;
+const evaluated0 = validate1521.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1519(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1519.errors : vErrors.concat(validate1519.errors);
+if(!(validate1522(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1522.errors : vErrors.concat(validate1522.errors);
 errors = vErrors.length;
 }
-validate1518.errors = vErrors;
+validate1521.errors = vErrors;
 return errors === 0;
 }
-validate1518.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1521.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate1523;
-const schema881 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
-const schema882 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
-const schema883 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
+exports.mcp__publish_media_to_social = validate1526;
+const schema886 = {"$ref":"https://media-api.local/components#/$defs/SocialPublishResult","$id":"https://media-api.local/components/response/mcp__publish_media_to_social"};
+const schema887 = {"type":"object","description":"Result of publish_media_to_social. status: published (every account published), queued (every account accepted, some still publishing), partial (some failed), failed (all failed).","additionalProperties":false,"required":["object","status","results"],"properties":{"object":{"type":"string","const":"social_publish_result"},"status":{"type":"string","enum":["published","queued","partial","failed"]},"results":{"type":"array","description":"One entry per distinct account.","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/SocialPublishAccountResult"}}}};
+const schema888 = {"type":"object","description":"The publishing outcome for one account.","additionalProperties":false,"required":["account_id","platform","status","post_url","error"],"properties":{"account_id":{"type":"string","format":"uuid","maxLength":36},"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"},"status":{"type":"string","enum":["published","queued","failed"]},"post_url":{"type":["string","null"],"format":"uri","description":"URL of the published post, when known.","maxLength":4096},"error":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/FailureDetail"},{"type":"null"}]}}};
 
-function validate1525(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1528(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1525.evaluated;
+const evaluated0 = validate1528.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -104069,7 +105402,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((((data1 === "instagram") || (data1 === "tiktok")) || (data1 === "x")) || (data1 === "linkedin")) || (data1 === "threads")) || (data1 === "youtube")) || (data1 === "pinterest")) || (data1 === "facebook"))){
-const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema880.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema885.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -104092,7 +105425,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "published") || (data2 === "queued")) || (data2 === "failed"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema883.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema888.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -104105,7 +105438,7 @@ errors++;
 if(data.post_url !== undefined){
 let data3 = data.post_url;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema883.properties.post_url.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/post_url",schemaPath:"#/properties/post_url/type",keyword:"type",params:{type: schema888.properties.post_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -104374,16 +105707,16 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate1525.errors = vErrors;
+validate1528.errors = vErrors;
 return errors === 0;
 }
-validate1525.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1528.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1524(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1527(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1524.evaluated;
+const evaluated0 = validate1527.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -104469,7 +105802,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data1 === "published") || (data1 === "queued")) || (data1 === "partial")) || (data1 === "failed"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema882.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema887.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -104494,8 +105827,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate1525(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1525.errors : vErrors.concat(validate1525.errors);
+if(!(validate1528(data2[i0], {instancePath:instancePath+"/results/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1528.errors : vErrors.concat(validate1528.errors);
 errors = vErrors.length;
 }
 }
@@ -104522,41 +105855,41 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate1524.errors = vErrors;
+validate1527.errors = vErrors;
 return errors === 0;
 }
-validate1524.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1527.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1523(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1526(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1523.evaluated;
+const evaluated0 = validate1526.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1524(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1524.errors : vErrors.concat(validate1524.errors);
+if(!(validate1527(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1527.errors : vErrors.concat(validate1527.errors);
 errors = vErrors.length;
 }
-validate1523.errors = vErrors;
+validate1526.errors = vErrors;
 return errors === 0;
 }
-validate1523.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1526.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate1528;
-const schema886 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
-const schema887 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
-const schema888 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+exports.mcp__recommend_voice = validate1531;
+const schema891 = {"$ref":"https://media-api.local/components#/$defs/VoiceRecommendations","$id":"https://media-api.local/components/response/mcp__recommend_voice"};
+const schema892 = {"type":"object","description":"Result of recommend_voice, best first.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"voice_recommendations"},"data":{"type":"array","maxItems":20,"items":{"$ref":"https://media-api.local/components#/$defs/VoiceRecommendation"}}}};
+const schema893 = {"type":"object","description":"A ranked voice.","additionalProperties":false,"required":["voice","score","reason"],"properties":{"voice":{"$ref":"https://media-api.local/components#/$defs/Voice"},"score":{"type":"number","description":"Fit from 0 to 1.","minimum":0,"maximum":1},"reason":{"type":"string","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
 
-function validate1530(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1533(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1530.evaluated;
+const evaluated0 = validate1533.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -105269,16 +106602,16 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate1530.errors = vErrors;
+validate1533.errors = vErrors;
 return errors === 0;
 }
-validate1530.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1533.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1529(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1532(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1529.evaluated;
+const evaluated0 = validate1532.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -105356,8 +106689,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate1530(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1530.errors : vErrors.concat(validate1530.errors);
+if(!(validate1533(data1[i0], {instancePath:instancePath+"/data/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1533.errors : vErrors.concat(validate1533.errors);
 errors = vErrors.length;
 }
 }
@@ -105384,43 +106717,43 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate1529.errors = vErrors;
+validate1532.errors = vErrors;
 return errors === 0;
 }
-validate1529.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1532.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1528(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1531(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1528.evaluated;
+const evaluated0 = validate1531.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1529(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1529.errors : vErrors.concat(validate1529.errors);
+if(!(validate1532(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1532.errors : vErrors.concat(validate1532.errors);
 errors = vErrors.length;
 }
-validate1528.errors = vErrors;
+validate1531.errors = vErrors;
 return errors === 0;
 }
-validate1528.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1531.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate1533;
-const schema890 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
-const schema891 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
-const schema892 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
-const pattern479 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const pattern481 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
+exports.mcp__list_editor_sound_effects = validate1536;
+const schema895 = {"$ref":"https://media-api.local/components#/$defs/SoundEffectList","$id":"https://media-api.local/components/response/mcp__list_editor_sound_effects"};
+const schema896 = {"type":"object","description":"Result of list_editor_sound_effects.","additionalProperties":false,"required":["object","data"],"properties":{"object":{"type":"string","const":"list"},"data":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/SoundEffect"}}}};
+const schema897 = {"type":"object","description":"A built-in sound effect; its id is passed as sound_effect_id to add_sound_effect.","additionalProperties":false,"required":["id","name","category","duration_seconds","tags","preview_url"],"properties":{"id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"name":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"duration_seconds":{"type":"number","minimum":0,"maximum":600},"tags":{"type":"array","maxItems":30,"items":{"type":"string","maxLength":50,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}},"preview_url":{"type":"string","format":"uri","maxLength":4096}}};
+const pattern487 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
+const pattern489 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate1534(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1534.evaluated;
+const evaluated0 = validate1537.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -105585,7 +106918,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern479.test(data3)){
+if(!pattern487.test(data3)){
 const err14 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -105655,7 +106988,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!pattern481.test(data5)){
+if(!pattern489.test(data5)){
 const err20 = {instancePath:instancePath+"/data/" + i0+"/category",schemaPath:"https://media-api.local/components#/$defs/SoundEffect/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -105843,39 +107176,39 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate1534.errors = vErrors;
+validate1537.errors = vErrors;
 return errors === 0;
 }
-validate1534.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1533(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1536(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1533.evaluated;
+const evaluated0 = validate1536.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1534(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1534.errors : vErrors.concat(validate1534.errors);
+if(!(validate1537(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1537.errors : vErrors.concat(validate1537.errors);
 errors = vErrors.length;
 }
-validate1533.errors = vErrors;
+validate1536.errors = vErrors;
 return errors === 0;
 }
-validate1533.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1536.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate1536;
-const schema893 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
+exports.mcp__upload_editor_media_from_url = validate1539;
+const schema898 = {"$ref":"https://media-api.local/components#/$defs/EditorMediaUpload","$id":"https://media-api.local/components/response/mcp__upload_editor_media_from_url"};
 
-function validate1537(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1540(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1537.evaluated;
+const evaluated0 = validate1540.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -106134,29 +107467,29 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate1537.errors = vErrors;
+validate1540.errors = vErrors;
 return errors === 0;
 }
-validate1537.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1540.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate1536(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1539(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/response/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate1536.evaluated;
+const evaluated0 = validate1539.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate1537(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1537.errors : vErrors.concat(validate1537.errors);
+if(!(validate1540(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1540.errors : vErrors.concat(validate1540.errors);
 errors = vErrors.length;
 }
-validate1536.errors = vErrors;
+validate1539.errors = vErrors;
 return errors === 0;
 }
-validate1536.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate1539.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

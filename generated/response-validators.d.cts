@@ -376,6 +376,7 @@ declare const validators: {
   "getReadiness__500": ValidateFunction;
   "getReadiness__503": ValidateFunction;
   "ErrorResponse": ValidateFunction;
+  "mcp__create_workspace_asset": ValidateFunction;
   "mcp__delete_workspace_asset": ValidateFunction;
   "mcp__get_workspace": ValidateFunction;
   "mcp__list_social_accounts": ValidateFunction;

@@ -53,7 +53,7 @@ export const listAssets = <ThrowOnError extends boolean = false>(options?: Optio
 /**
  * Create a brand kit
  *
- * Creates a brand kit (colours by role, fonts, an uploaded logo). Returns the kit; its `id` is a `brand_kit_id`. Free. The logo is stored by the service and served by a signed URL (`logo_url`); the kit is listed in GET /assets. Needs generations:write.
+ * Creates a brand kit (colours by role, fonts, a logo). Free. It is listed in GET /assets; its `id` is a `brand_kit_id`. The logo is stored by the service and served by a signed URL (`logo_url`). Needs generations:write.
  */
 export const createBrandKit = <ThrowOnError extends boolean = false>(options: Options<CreateBrandKitData, ThrowOnError>) => (options.client ?? client).post<CreateBrandKitResponses, CreateBrandKitErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -105,7 +105,7 @@ export const updateBrandKit = <ThrowOnError extends boolean = false>(options: Op
 /**
  * Create a custom avatar from a portrait
  *
- * Creates a custom avatar from a portrait; returns it (`id` is an `avatar_id`). Free. The portrait is uploaded as base64 or a data URL in `image` (PNG, JPEG or WebP by its bytes, at most 5 MB decoded and within the server's pixel limits). The stored portrait is a square crop of the upload's shorter side (at most 1024 px) centred on the face: the crop window is chosen by libvips' attention strategy (sharp), which follows skin tones, saturation and detail. `imageUrl` and `videoUrl` are signed URLs of that portrait (a custom avatar has no separate video). It can be used by UGC and video ads and by slideshows. Needs generations:write.
+ * Creates a custom avatar from a portrait. Free. Its `id` is an `avatar_id`. The portrait is uploaded as base64 or a data URL in `image` (PNG, JPEG or WebP by its bytes, at most 5 MB decoded and within the server's pixel limits). The stored portrait is a square crop of the upload's shorter side (at most 1024 px) centred on the face: the crop window is chosen by libvips' attention strategy (sharp), which follows skin tones, saturation and detail. `imageUrl` and `videoUrl` are signed URLs of that portrait (a custom avatar has no separate video). It can be used by UGC and video ads and by slideshows. Needs generations:write.
  */
 export const createAvatar = <ThrowOnError extends boolean = false>(options: Options<CreateAvatarData, ThrowOnError>) => (options.client ?? client).post<CreateAvatarResponses, CreateAvatarErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -146,7 +146,7 @@ export const updateAvatar = <ThrowOnError extends boolean = false>(options: Opti
 /**
  * Create a custom voice from a sample
  *
- * Creates a custom voice from a 3–60 s sample; returns it, ready, with the built-in voice that speaks for it (`base_voice`). Free. The sample is sent as base64 or a data URL in `sample`: WAV, MP3 or M4A by its bytes, at most 10 MB decoded, lasting 3 to 60 seconds. The sample is analysed at once: its fundamental frequency is estimated (`pitch_hz`: median of the autocorrelation pitch of the voiced 64 ms frames of its first 20 seconds, 60–400 Hz), and the voice is mapped to the built-in voice of its `language` (same locale, else same language) whose nominal pitch is closest (male 120 Hz, neutral 165 Hz, female 210 Hz); that voice is `base_voice`, and it speaks when the custom voice's `id` is used as `voice_id` (faceless videos, voiceovers). The voice is `ready` when the call returns and is listed in GET /assets. Needs generations:write.
+ * Creates a custom voice from a 3–60 s sample. Free. The sample is sent as base64 or a data URL in `sample`: WAV, MP3 or M4A by its bytes, at most 10 MB decoded, lasting 3 to 60 seconds. The sample is analysed at once: its fundamental frequency is estimated (`pitch_hz`: median of the autocorrelation pitch of the voiced 64 ms frames of its first 20 seconds, 60–400 Hz), and the voice is mapped to the built-in voice of its `language` (same locale, else same language) whose nominal pitch is closest (male 120 Hz, neutral 165 Hz, female 210 Hz); that voice is `base_voice`, and it speaks when the custom voice's `id` is used as `voice_id` (faceless videos, voiceovers). The voice is `ready` at once and is listed in GET /assets. Needs generations:write.
  */
 export const createVoice = <ThrowOnError extends boolean = false>(options: Options<CreateVoiceData, ThrowOnError>) => (options.client ?? client).post<CreateVoiceResponses, CreateVoiceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

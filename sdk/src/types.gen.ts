@@ -425,10 +425,6 @@ export type BrandFonts = Array<BrandFont>;
 
 export type CreateBrandKitRequest = {
     name: string;
-    /**
-     * The brand the kit belongs to (groups kits); 1 when left out.
-     */
-    brand_id?: number;
     colors?: BrandColors;
     fonts?: BrandFonts;
     logo?: InlineImageUpload;
@@ -471,7 +467,7 @@ export type UpdateAvatarRequest = {
 export type CreateVoiceRequest = {
     name: string;
     /**
-     * The sample's language as a BCP 47 tag (en, en-US, de-DE, …); one the built-in voices speak.
+     * BCP 47 tag (en, en-US, de-DE, …) of a language the built-in voices speak.
      */
     language: string;
     sample: InlineAudioUpload;
@@ -513,6 +509,25 @@ export type CustomVoice = {
     credits_16_9: number;
     created_at: string;
 };
+
+/**
+ * `kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them.
+ */
+export type CreateWorkspaceAssetInput = {
+    kind: 'brand_kit' | 'avatar' | 'voice';
+    name: string;
+    colors?: BrandColors;
+    fonts?: BrandFonts;
+    logo?: InlineImageUpload;
+    image?: InlineImageUpload;
+    language?: string;
+    sample?: InlineAudioUpload;
+};
+
+/**
+ * The created asset.
+ */
+export type WorkspaceAssetCreated = BrandKit | Avatar | CustomVoice;
 
 export type DeleteWorkspaceAssetInput = {
     kind: 'brand_kit' | 'avatar' | 'voice';

@@ -15,7 +15,14 @@ import {
   updateAvatar,
   updateBrandKit,
 } from '../services/assets/workspace-assets.ts';
-import { notFound } from '../errors.ts';
+import { badRequest, notFound } from '../errors.ts';
+
+/** The fields of each kind of create_workspace_asset (as POST /brand-kits, /avatars, /voices take them) and those it needs. */
+const KIND_FIELDS = {
+  brand_kit: { allowed: ['name', 'colors', 'fonts', 'logo'], required: ['name'] },
+  avatar: { allowed: ['name', 'image'], required: ['name', 'image'] },
+  voice: { allowed: ['name', 'language', 'sample'], required: ['name', 'language', 'sample'] },
+} as const;
 import { defineHandlers } from './types.ts';
 
 export const handlers = defineHandlers({
@@ -31,6 +38,21 @@ export const handlers = defineHandlers({
   createVoice: ({ ctx, auth, body }) => createVoice(assetDeps(ctx), auth.orgId, body),
   getVoice: ({ ctx, auth, path }) => getVoice(assetDeps(ctx), auth.orgId, path.id),
   deleteVoice: ({ ctx, auth, path }) => deleteVoice(assetDeps(ctx), auth.orgId, path.id),
+  create_workspace_asset: ({ ctx, auth, body }) => {
+    const { kind, ...fields } = body;
+    const spec = KIND_FIELDS[kind];
+    const errors = [
+      ...Object.keys(fields)
+        .filter((f) => !(spec.allowed as readonly string[]).includes(f))
+        .map((f) => ({ field: `body.${f}`, message: `does not apply to kind ${kind} (its fields: ${spec.allowed.join(', ')})` })),
+      ...spec.required.filter((f) => !(f in fields)).map((f) => ({ field: `body.${f}`, message: `is required for kind ${kind}` })),
+    ];
+    if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
+    const deps = assetDeps(ctx);
+    if (kind === 'brand_kit') return createBrandKit(deps, auth.orgId, fields);
+    if (kind === 'avatar') return createAvatar(deps, auth.orgId, fields as { name: string; image: string });
+    return createVoice(deps, auth.orgId, fields as { name: string; language: string; sample: string });
+  },
   delete_workspace_asset: ({ ctx, auth, body }) => {
     const deps = assetDeps(ctx);
     if (body.kind === 'brand_kit') {

@@ -246,26 +246,33 @@ t.test('a faceless video with a created voice is spoken by the mapped voice; que
   t.equal((await fetch(voice.preview_url)).status, 404, 'the sample is gone from storage');
 });
 
-t.test('over MCP: create, update and delete each kind; errors name the argument', async (t) => {
+t.test('over MCP: create and delete each kind; errors name the argument', async (t) => {
   const client = await connect(app, ws.key);
   t.teardown(() => client.close());
   const names = (await client.listTools()).tools.map((x) => x.name);
-  for (const n of ['create_brand_kit', 'update_brand_kit', 'create_avatar', 'create_voice', 'delete_workspace_asset']) t.ok(names.includes(n), `${n} is listed`);
-  const kit = await client.callTool({ name: 'create_brand_kit', arguments: { name: 'Tool kit', colors: { primary: '#010203' }, logo: LOGO.toString('base64') } });
+  for (const n of ['create_workspace_asset', 'delete_workspace_asset', 'list_workspace_assets']) t.ok(names.includes(n), `${n} is listed`);
+  const kit = await client.callTool({ name: 'create_workspace_asset', arguments: { kind: 'brand_kit', name: 'Tool kit', colors: { primary: '#010203' }, fonts: ['DejaVu Sans Mono'], logo: LOGO.toString('base64') } });
   t.notOk(kit.isError, JSON.stringify(kit.structuredContent));
+  t.match(kit.structuredContent, { kit_name: 'Tool kit', kit_data: { colors: ['#010203'], fonts: ['DejaVu Sans Mono'] } });
   const kitId = (kit.structuredContent as { id: number }).id;
-  const upd = await client.callTool({ name: 'update_brand_kit', arguments: { id: kitId, fonts: ['DejaVu Sans Mono'] } });
-  t.match(upd.structuredContent, { kit_data: { fonts: ['DejaVu Sans Mono'] } });
-  const badFont = await client.callTool({ name: 'update_brand_kit', arguments: { id: kitId, fonts: ['Papyrus'] } });
+  const badFont = await client.callTool({ name: 'create_workspace_asset', arguments: { kind: 'brand_kit', name: 'K', fonts: ['Papyrus'] } });
   t.equal(badFont.isError, true);
   t.match(JSON.stringify(badFont.structuredContent), /fonts/);
-  const avatar = await client.callTool({ name: 'create_avatar', arguments: { name: 'Tool face', image: (await portrait(900)).toString('base64') } });
+  const wrongKind = await client.callTool({ name: 'create_workspace_asset', arguments: { kind: 'avatar', name: 'K', sample: 'AAAA' } });
+  t.equal(wrongKind.isError, true);
+  t.match(JSON.stringify(wrongKind.structuredContent), /sample[^"]*"[^}]*does not apply/);
+  t.match(JSON.stringify(wrongKind.structuredContent), /image[^"]*"[^}]*is required/);
+  const avatar = await client.callTool({ name: 'create_workspace_asset', arguments: { kind: 'avatar', name: 'Tool face', image: (await portrait(900)).toString('base64') } });
   t.notOk(avatar.isError, JSON.stringify(avatar.structuredContent));
+  t.match(avatar.structuredContent, { name: 'Tool face', isCustom: true });
   const voice = await client.callTool({
-    name: 'create_voice',
-    arguments: { name: 'Tool voice', language: 'en', sample: (await tone('mcp.wav', ['-f', 'lavfi', '-i', 'sine=frequency=220:duration=3.5', '-f', 'wav'])).toString('base64') },
+    name: 'create_workspace_asset',
+    arguments: { kind: 'voice', name: 'Tool voice', language: 'en', sample: (await tone('mcp.wav', ['-f', 'lavfi', '-i', 'sine=frequency=220:duration=3.5', '-f', 'wav'])).toString('base64') },
   });
   t.match(voice.structuredContent, { status: 'ready', base_voice: 'ava-bright' });
+  const shortVoice = await client.callTool({ name: 'create_workspace_asset', arguments: { kind: 'voice', name: 'S', language: 'en', sample: (await tone('mcp-short.wav', ['-f', 'lavfi', '-i', 'sine=duration=1', '-f', 'wav'])).toString('base64') } });
+  t.equal(shortVoice.isError, true);
+  t.match(JSON.stringify(shortVoice.structuredContent), /3 to 60 seconds/);
   for (const [kind, id] of [['brand_kit', String(kitId)], ['avatar', (avatar.structuredContent as { id: string }).id], ['voice', (voice.structuredContent as { id: string }).id]]) {
     const stranger = await connect(app, other.key);
     const theirs = await stranger.callTool({ name: 'delete_workspace_asset', arguments: { kind, id } });

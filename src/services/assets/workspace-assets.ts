@@ -160,7 +160,7 @@ export async function createBrandKit(deps: AssetDeps, orgId: string, body: S['Cr
   const logoKey = body.logo ? await storeLogo(deps, orgId, body.logo) : null;
   const [kit] = await deps.db
     .insert(brandKits)
-    .values({ orgId, brandId: body.brand_id ?? 1, kitName: name, kitData: kitData(body.colors ?? {}, body.fonts ?? []), logoKey })
+    .values({ orgId, brandId: 1, kitName: name, kitData: kitData(body.colors ?? {}, body.fonts ?? []), logoKey })
     .returning();
   return brandKitView(deps.storage, kit);
 }
