@@ -15,7 +15,7 @@ import {
   updateAvatar,
   updateBrandKit,
 } from '../services/assets/workspace-assets.ts';
-import { badRequest, notFound } from '../errors.ts';
+import { ApiError, badRequest, notFound } from '../errors.ts';
 
 /** The fields of each kind of create_workspace_asset (as POST /brand-kits, /avatars, /voices take them) and those it needs. */
 const KIND_FIELDS = {
@@ -60,6 +60,10 @@ export const handlers = defineHandlers({
       if (!Number.isSafeInteger(id) || id < 1) throw notFound('Brand kit', body.id, 'brand_kit', 'id');
       return deleteBrandKit(deps, auth.orgId, id);
     }
-    return body.kind === 'avatar' ? deleteAvatar(deps, auth.orgId, body.id) : deleteVoice(deps, auth.orgId, body.id);
+    // The services name the REST path parameter; here the id is the tool's argument `id`.
+    return (body.kind === 'avatar' ? deleteAvatar(deps, auth.orgId, body.id) : deleteVoice(deps, auth.orgId, body.id)).catch((err: unknown) => {
+      if (err instanceof ApiError && err.context.field === 'path.id') err.context.field = 'id';
+      throw err;
+    });
   },
 });

@@ -278,7 +278,7 @@ t.test('over MCP: create and delete each kind; errors name the argument', async 
     const theirs = await stranger.callTool({ name: 'delete_workspace_asset', arguments: { kind, id } });
     await stranger.close();
     t.equal(theirs.isError, true, `${kind}: another workspace cannot delete it`);
-    t.match(theirs.structuredContent, { error: { code: 'not_found' } });
+    t.match(theirs.structuredContent, { error: { code: 'not_found', context: { field: 'id' } } });
     const del = await client.callTool({ name: 'delete_workspace_asset', arguments: { kind, id } });
     t.match(del.structuredContent, { object: kind, deleted: true }, `${kind} deleted`);
   }

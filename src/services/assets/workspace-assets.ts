@@ -137,7 +137,7 @@ export function brandKitView(storage: Storage, k: BrandKitRow): S['BrandKit'] {
     training_status: k.trainingStatus,
     created_at: k.createdAt.toISOString(),
     updated_at: k.updatedAt.toISOString(),
-    logo_url: k.logoKey ? storage.signedUrl(k.logoKey) : typeof data.logo_url === 'string' ? data.logo_url : null,
+    logo_url: k.logoKey ? storage.signedUrl(k.logoKey) : typeof data.logo_url === 'string' && /^https?:\/\/\S+$/i.test(data.logo_url) ? data.logo_url : null,
   };
 }
 
