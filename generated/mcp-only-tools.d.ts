@@ -3,6 +3,14 @@ import type { components } from './openapi.d.ts';
 
 /** The MCP-only tools by name: the types of their arguments (input) and of their result (output). */
 export interface McpOnlyTools {
+  create_workspace_asset: {
+    input: components['schemas']['CreateWorkspaceAssetInput'];
+    output: components['schemas']['WorkspaceAssetCreated'];
+  };
+  delete_workspace_asset: {
+    input: components['schemas']['DeleteWorkspaceAssetInput'];
+    output: components['schemas']['WorkspaceAssetDeleted'];
+  };
   get_workspace: {
     input: components['schemas']['GetWorkspaceInput'];
     output: components['schemas']['Workspace'];

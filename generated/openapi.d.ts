@@ -80,6 +80,160 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/brand-kits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a brand kit
+         * @description Creates a brand kit (colours by role, fonts, a logo). Free. It is listed in GET /assets; its `id` is a `brand_kit_id`. The logo is stored by the service and served by a signed URL (`logo_url`). Needs generations:write.
+         */
+        post: operations["createBrandKit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/brand-kits/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
+                 * @example 42
+                 */
+                id: components["parameters"]["BrandKitId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a brand kit
+         * @description Returns one brand kit of the workspace, with a fresh signed `logo_url`. Free. Another workspace's id answers 404.
+         */
+        get: operations["getBrandKit"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a brand kit
+         * @description Deletes a brand kit and its logo; 409 `conflict` while queued or running work uses it. Free. Those jobs read the kit's logo when they run, so the kit can be deleted once they finished. Another workspace's id answers 404.
+         */
+        delete: operations["deleteBrandKit"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a brand kit
+         * @description Changes a brand kit's name, colours, fonts or logo; returns the kit. Free. `colors` and `fonts` replace the kit's whole set; `logo: null` removes the logo; fields left out keep their value. Work already queued keeps the kit as it was when queued. Another workspace's id answers 404.
+         */
+        patch: operations["updateBrandKit"];
+        trace?: never;
+    };
+    "/avatars": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a custom avatar from a portrait
+         * @description Creates a custom avatar from a portrait. Free. Its `id` is an `avatar_id`. The portrait is uploaded as base64 or a data URL in `image` (PNG, JPEG or WebP by its bytes, at most 5 MB decoded and within the server's pixel limits). The stored portrait is a square crop of the upload's shorter side (at most 1024 px) centred on the face: the crop window is chosen by libvips' attention strategy (sharp), which follows skin tones, saturation and detail. `imageUrl` and `videoUrl` are signed URLs of that portrait (a custom avatar has no separate video). It can be used by UGC and video ads and by slideshows. Needs generations:write.
+         */
+        post: operations["createAvatar"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/avatars/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Custom avatar id (`avatars[].id` with isCustom true in GET /assets). Another workspace's id answers 404.
+                 * @example 5b1d7c9e-2a4f-4e6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["AvatarId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom avatar
+         * @description Deletes a custom avatar; 409 `conflict` while queued or running work uses it. Free. Another workspace's id answers 404.
+         */
+        delete: operations["deleteAvatar"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a custom avatar
+         * @description Changes the name of a custom avatar. Free. Another workspace's id (or a public avatar's) answers 404.
+         */
+        patch: operations["updateAvatar"];
+        trace?: never;
+    };
+    "/voices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a custom voice from a sample
+         * @description Creates a custom voice from a 3–60 s sample. Free. The sample is sent as base64 or a data URL in `sample`: WAV, MP3 or M4A by its bytes, at most 10 MB decoded, lasting 3 to 60 seconds. The sample is analysed at once: its fundamental frequency is estimated (`pitch_hz`: median of the autocorrelation pitch of the voiced 64 ms frames of its first 20 seconds, 60–400 Hz), and the voice is mapped to the built-in voice of its `language` (same locale, else same language) whose nominal pitch is closest (male 120 Hz, neutral 165 Hz, female 210 Hz); that voice is `base_voice`, and it speaks when the custom voice's `id` is used as `voice_id` (faceless videos, voiceovers). The voice is `ready` at once and is listed in GET /assets. Needs generations:write.
+         */
+        post: operations["createVoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/voices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Custom voice id (`id` from POST /voices). Another workspace's id answers 404.
+                 * @example 8c2e4a6b-1d3f-4a5b-9c7d-2e4f6a8b0c1d
+                 */
+                id: components["parameters"]["VoiceId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a custom voice
+         * @description Returns one custom voice of the workspace with its mapping (`base_voice`, `pitch_hz`). Free. Another workspace's id answers 404.
+         */
+        get: operations["getVoice"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom voice
+         * @description Deletes a custom voice; 409 `conflict` while queued or running work uses it. Free. Another workspace's id answers 404.
+         */
+        delete: operations["deleteVoice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/generations": {
         parameters: {
             query?: never;
@@ -895,6 +1049,11 @@ export interface components {
             kit_data: {
                 [key: string]: unknown;
             };
+            /**
+             * Format: uri
+             * @description The kit's logo: a signed URL of the logo uploaded with POST /brand-kits (valid for the media URL lifetime; fetch the kit again for a fresh one), or the kit's own logo URL; null when the kit has none.
+             */
+            logo_url?: string | null;
             /** @description Status of the kit's style training, or null when the kit was never trained. */
             training_status: string | null;
             /** Format: date-time */
@@ -903,6 +1062,129 @@ export interface components {
             updated_at: string;
         } & {
             [key: string]: unknown;
+        };
+        /** @description A colour as */
+        HexColor: string;
+        /**
+         * @description A font family the renderers ship (the DejaVu families of the bundled dejavu-fonts-ttf package; no system fonts are used).
+         * @enum {string}
+         */
+        BrandFont: "DejaVu Sans" | "DejaVu Sans Condensed" | "DejaVu Sans Mono" | "DejaVu Serif" | "DejaVu Serif Condensed";
+        /** @description An image sent inline: base64 bytes or a base64 data URL (PNG, JPEG or WebP by its bytes, whatever its name or declared type; a data URL's type must agree; at most 5 MB decoded). */
+        InlineImageUpload: string;
+        /** @description A voice sample sent inline: base64 bytes or a base64 data URL (WAV, MP3 or M4A by its bytes; a data URL's type must agree; at most 10 MB decoded; 3 to 60 seconds long). */
+        InlineAudioUpload: string;
+        /** @description Colours by role. They are stored in kit_data as `color_roles`, as `<role>_color` and as the ordered list `colors` (primary, secondary, accent, background, text) the renderers read. */
+        BrandColors: {
+            primary?: components["schemas"]["HexColor"];
+            secondary?: components["schemas"]["HexColor"];
+            accent?: components["schemas"]["HexColor"];
+            background?: components["schemas"]["HexColor"];
+            text?: components["schemas"]["HexColor"];
+        };
+        /** @description The kit's fonts: the heading font, then optionally the body font (stored in kit_data as `fonts`). */
+        BrandFonts: components["schemas"]["BrandFont"][];
+        CreateBrandKitRequest: {
+            name: string;
+            colors?: components["schemas"]["BrandColors"];
+            fonts?: components["schemas"]["BrandFonts"];
+            logo?: components["schemas"]["InlineImageUpload"];
+        };
+        UpdateBrandKitRequest: {
+            name?: string;
+            /** @description The kit's colours, replacing all its colour roles. */
+            colors?: components["schemas"]["BrandColors"];
+            /** @description The kit's fonts, replacing its set. */
+            fonts?: components["schemas"]["BrandFonts"];
+            /** @description A new logo, or null to remove the logo. */
+            logo?: components["schemas"]["InlineImageUpload"] | null;
+        };
+        /** @description A deleted brand kit. */
+        BrandKitDeleted: {
+            /** @constant */
+            object: "brand_kit";
+            /** Format: int64 */
+            id: number;
+            deleted: boolean;
+        };
+        CreateAvatarRequest: {
+            name: string;
+            image: components["schemas"]["InlineImageUpload"];
+        };
+        UpdateAvatarRequest: {
+            name: string;
+        };
+        CreateVoiceRequest: {
+            name: string;
+            /** @description BCP 47 tag (en, en-US, de-DE, …) of a language the built-in voices speak. */
+            language: string;
+            sample: components["schemas"]["InlineAudioUpload"];
+        };
+        /** @description A custom voice made from a sample, with the built-in voice that speaks for it. */
+        CustomVoice: {
+            /** @constant */
+            object: "custom_voice";
+            /**
+             * Format: uuid
+             * @description Passed as voice_id.
+             */
+            id: string;
+            name: string;
+            /**
+             * @description ready once analysed (the analysis runs within the create call).
+             * @enum {string}
+             */
+            status: "processing" | "ready" | "failed";
+            /** @constant */
+            source: "custom_clone";
+            locale: string[];
+            /** @description The gender of the base voice. */
+            gender: string;
+            /** @description The built-in voice (GET /assets voices[].id) that speaks for this voice; null for voices made before mapping existed. */
+            base_voice: string | null;
+            /** @description The sample's estimated fundamental frequency in Hz. */
+            pitch_hz: number | null;
+            /**
+             * Format: uri
+             * @description A signed URL of the uploaded sample.
+             */
+            preview_url: string | null;
+            /** Format: int64 */
+            credits_9_16: number;
+            /** Format: int64 */
+            credits_16_9: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description `kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them. */
+        CreateWorkspaceAssetInput: {
+            /** @enum {string} */
+            kind: "brand_kit" | "avatar" | "voice";
+            name: string;
+            colors?: components["schemas"]["BrandColors"];
+            fonts?: components["schemas"]["BrandFonts"];
+            logo?: components["schemas"]["InlineImageUpload"];
+            image?: components["schemas"]["InlineImageUpload"];
+            language?: string;
+            sample?: components["schemas"]["InlineAudioUpload"];
+        };
+        /** @description The created asset. */
+        WorkspaceAssetCreated: components["schemas"]["BrandKit"] | components["schemas"]["Avatar"] | components["schemas"]["CustomVoice"];
+        DeleteWorkspaceAssetInput: {
+            /** @enum {string} */
+            kind: "brand_kit" | "avatar" | "voice";
+            /** @description Its id (a brand kit's as digits). */
+            id: string;
+        };
+        /** @description The deleted asset. */
+        WorkspaceAssetDeleted: components["schemas"]["BrandKitDeleted"] | components["schemas"]["AssetDeleted"];
+        /** @description A deleted custom avatar or voice. */
+        AssetDeleted: {
+            /** @enum {string} */
+            object: "avatar" | "voice";
+            /** Format: uuid */
+            id: string;
+            deleted: boolean;
         };
         /** @description A presenter avatar (field names in camelCase, as the seed defines them). Its id is passed as avatar_id. */
         Avatar: {
@@ -2847,6 +3129,34 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description conflict: the brand kit, avatar or voice is used by a queued or running generation, slideshow or faceless video (`context.used_by` names it); delete it once that job has finished. Not retryable at once. */
+        AssetInUse: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "conflict",
+                 *         "message": "Brand kit 42 is used by slideshow 3d9a6b1c-2e4f-4a5b-8c6d-7e8f9a0b1c2d, which is still queued or running; delete it once that job has finished",
+                 *         "retryable": false,
+                 *         "context": {
+                 *           "field": "path.id",
+                 *           "used_by": "slideshow 3d9a6b1c-2e4f-4a5b-8c6d-7e8f9a0b1c2d"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description conflict: the resource is in a state that does not allow the request, e.g. an export that already completed or failed cannot be canceled (`context.status` says its state). Not retryable. */
         StateConflict: {
             headers: {
@@ -3069,6 +3379,21 @@ export interface components {
          * @example 3f0c9a1e-7b2d-4e5f-8a6b-1c2d3e4f5a6b
          */
         WebhookEndpointId: string;
+        /**
+         * @description Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
+         * @example 42
+         */
+        BrandKitId: number;
+        /**
+         * @description Custom avatar id (`avatars[].id` with isCustom true in GET /assets). Another workspace's id answers 404.
+         * @example 5b1d7c9e-2a4f-4e6b-9c8d-0e1f2a3b4c5d
+         */
+        AvatarId: string;
+        /**
+         * @description Custom voice id (`id` from POST /voices). Another workspace's id answers 404.
+         * @example 8c2e4a6b-1d3f-4a5b-9c7d-2e4f6a8b0c1d
+         */
+        VoiceId: string;
         /** @description Page size, 1 to 100. */
         ListLimit: number;
         /**
@@ -3243,6 +3568,416 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    createBrandKit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBrandKitRequest"];
+            };
+        };
+        responses: {
+            /** @description The new brand kit. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrandKit"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    getBrandKit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
+                 * @example 42
+                 */
+                id: components["parameters"]["BrandKitId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The brand kit. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrandKit"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    deleteBrandKit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
+                 * @example 42
+                 */
+                id: components["parameters"]["BrandKitId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The brand kit was deleted. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrandKitDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["AssetInUse"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    updateBrandKit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
+                 * @example 42
+                 */
+                id: components["parameters"]["BrandKitId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateBrandKitRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated brand kit. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrandKit"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    createAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAvatarRequest"];
+            };
+        };
+        responses: {
+            /** @description The new avatar. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Avatar"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    deleteAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Custom avatar id (`avatars[].id` with isCustom true in GET /assets). Another workspace's id answers 404.
+                 * @example 5b1d7c9e-2a4f-4e6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["AvatarId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The avatar was deleted. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssetDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["AssetInUse"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    updateAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Custom avatar id (`avatars[].id` with isCustom true in GET /assets). Another workspace's id answers 404.
+                 * @example 5b1d7c9e-2a4f-4e6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["AvatarId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAvatarRequest"];
+            };
+        };
+        responses: {
+            /** @description The renamed avatar. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Avatar"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    createVoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateVoiceRequest"];
+            };
+        };
+        responses: {
+            /** @description The new voice, analysed and ready. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomVoice"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    getVoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Custom voice id (`id` from POST /voices). Another workspace's id answers 404.
+                 * @example 8c2e4a6b-1d3f-4a5b-9c7d-2e4f6a8b0c1d
+                 */
+                id: components["parameters"]["VoiceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The custom voice. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomVoice"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["DatabaseUnavailable"];
+        };
+    };
+    deleteVoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Custom voice id (`id` from POST /voices). Another workspace's id answers 404.
+                 * @example 8c2e4a6b-1d3f-4a5b-9c7d-2e4f6a8b0c1d
+                 */
+                id: components["parameters"]["VoiceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The voice was deleted. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssetDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["AssetInUse"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["DatabaseUnavailable"];

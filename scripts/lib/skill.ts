@@ -137,6 +137,8 @@ export const SKILL_LEVELS: Verbosity[] = [
   { field: 48, branch: 56, operation: 120, tool: 70, returns: 0 },
   // Safety nets for a larger contract: shorter meanings, then types and limits only.
   { field: 32, branch: 40, operation: 90, tool: 50, returns: 0 },
+  { field: 28, branch: 36, operation: 80, tool: 44, returns: 0 },
+  { field: 24, branch: 32, operation: 70, tool: 40, returns: 0 },
   { field: 0, branch: 32, operation: 80, tool: 40, returns: 0 },
 ];
 

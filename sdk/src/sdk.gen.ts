@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import { type Client, formDataBodySerializer, type Options as Options2, type TDataShape } from './client/index.ts';
-import type { AddEditorMediaData, AddEditorMediaErrors, AddEditorMediaResponses, ApplyEditorEditsData, ApplyEditorEditsErrors, ApplyEditorEditsResponses, ApplyEditorEditsViaPostData, ApplyEditorEditsViaPostErrors, ApplyEditorEditsViaPostResponses, CancelEditorVideoExportData, CancelEditorVideoExportErrors, CancelEditorVideoExportResponses, CreateEditorVideoData, CreateEditorVideoErrors, CreateEditorVideoResponses, CreateFacelessVideoData, CreateFacelessVideoErrors, CreateFacelessVideoResponses, CreateGenerationData, CreateGenerationErrors, CreateGenerationResponses, CreateReferenceInspirationData, CreateReferenceInspirationErrors, CreateReferenceInspirationResponses, CreateSlideshowData, CreateSlideshowErrors, CreateSlideshowResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, ExportEditorVideoData, ExportEditorVideoErrors, ExportEditorVideoResponses, GetEditorVideoData, GetEditorVideoErrors, GetEditorVideoExportData, GetEditorVideoExportErrors, GetEditorVideoExportResponses, GetEditorVideoResponses, GetGenerationData, GetGenerationErrors, GetGenerationResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSkillData, GetSkillErrors, GetSkillResponses, GetSlideshowData, GetSlideshowErrors, GetSlideshowResponses, GetVideoData, GetVideoErrors, GetVideoResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListEditorMediaData, ListEditorMediaErrors, ListEditorMediaResponses, ListEditorVideosData, ListEditorVideosErrors, ListEditorVideosResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListReferenceInspirationsData, ListReferenceInspirationsErrors, ListReferenceInspirationsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RotateWebhookEndpointSecretData, RotateWebhookEndpointSecretErrors, RotateWebhookEndpointSecretResponses, UploadEditorMediaData, UploadEditorMediaErrors, UploadEditorMediaFileData, UploadEditorMediaFileErrors, UploadEditorMediaFileResponses, UploadEditorMediaResponses } from './types.gen.ts';
+import type { AddEditorMediaData, AddEditorMediaErrors, AddEditorMediaResponses, ApplyEditorEditsData, ApplyEditorEditsErrors, ApplyEditorEditsResponses, ApplyEditorEditsViaPostData, ApplyEditorEditsViaPostErrors, ApplyEditorEditsViaPostResponses, CancelEditorVideoExportData, CancelEditorVideoExportErrors, CancelEditorVideoExportResponses, CreateAvatarData, CreateAvatarErrors, CreateAvatarResponses, CreateBrandKitData, CreateBrandKitErrors, CreateBrandKitResponses, CreateEditorVideoData, CreateEditorVideoErrors, CreateEditorVideoResponses, CreateFacelessVideoData, CreateFacelessVideoErrors, CreateFacelessVideoResponses, CreateGenerationData, CreateGenerationErrors, CreateGenerationResponses, CreateReferenceInspirationData, CreateReferenceInspirationErrors, CreateReferenceInspirationResponses, CreateSlideshowData, CreateSlideshowErrors, CreateSlideshowResponses, CreateVoiceData, CreateVoiceErrors, CreateVoiceResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DeleteAvatarData, DeleteAvatarErrors, DeleteAvatarResponses, DeleteBrandKitData, DeleteBrandKitErrors, DeleteBrandKitResponses, DeleteVoiceData, DeleteVoiceErrors, DeleteVoiceResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, ExportEditorVideoData, ExportEditorVideoErrors, ExportEditorVideoResponses, GetBrandKitData, GetBrandKitErrors, GetBrandKitResponses, GetEditorVideoData, GetEditorVideoErrors, GetEditorVideoExportData, GetEditorVideoExportErrors, GetEditorVideoExportResponses, GetEditorVideoResponses, GetGenerationData, GetGenerationErrors, GetGenerationResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetOpenApiDocumentData, GetOpenApiDocumentErrors, GetOpenApiDocumentResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSkillData, GetSkillErrors, GetSkillResponses, GetSlideshowData, GetSlideshowErrors, GetSlideshowResponses, GetVideoData, GetVideoErrors, GetVideoResponses, GetVoiceData, GetVoiceErrors, GetVoiceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListEditorMediaData, ListEditorMediaErrors, ListEditorMediaResponses, ListEditorVideosData, ListEditorVideosErrors, ListEditorVideosResponses, ListModelsData, ListModelsErrors, ListModelsResponses, ListReferenceInspirationsData, ListReferenceInspirationsErrors, ListReferenceInspirationsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RotateWebhookEndpointSecretData, RotateWebhookEndpointSecretErrors, RotateWebhookEndpointSecretResponses, UpdateAvatarData, UpdateAvatarErrors, UpdateAvatarResponses, UpdateBrandKitData, UpdateBrandKitErrors, UpdateBrandKitResponses, UploadEditorMediaData, UploadEditorMediaErrors, UploadEditorMediaFileData, UploadEditorMediaFileErrors, UploadEditorMediaFileResponses, UploadEditorMediaResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -47,6 +47,136 @@ export const getSkill = <ThrowOnError extends boolean = false>(options?: Options
 export const listAssets = <ThrowOnError extends boolean = false>(options?: Options<ListAssetsData, ThrowOnError>) => (options?.client ?? client).get<ListAssetsResponses, ListAssetsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/assets',
+    ...options
+});
+
+/**
+ * Create a brand kit
+ *
+ * Creates a brand kit (colours by role, fonts, a logo). Free. It is listed in GET /assets; its `id` is a `brand_kit_id`. The logo is stored by the service and served by a signed URL (`logo_url`). Needs generations:write.
+ */
+export const createBrandKit = <ThrowOnError extends boolean = false>(options: Options<CreateBrandKitData, ThrowOnError>) => (options.client ?? client).post<CreateBrandKitResponses, CreateBrandKitErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/brand-kits',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a brand kit
+ *
+ * Deletes a brand kit and its logo; 409 `conflict` while queued or running work uses it. Free. Those jobs read the kit's logo when they run, so the kit can be deleted once they finished. Another workspace's id answers 404.
+ */
+export const deleteBrandKit = <ThrowOnError extends boolean = false>(options: Options<DeleteBrandKitData, ThrowOnError>) => (options.client ?? client).delete<DeleteBrandKitResponses, DeleteBrandKitErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/brand-kits/{id}',
+    ...options
+});
+
+/**
+ * Get a brand kit
+ *
+ * Returns one brand kit of the workspace, with a fresh signed `logo_url`. Free. Another workspace's id answers 404.
+ */
+export const getBrandKit = <ThrowOnError extends boolean = false>(options: Options<GetBrandKitData, ThrowOnError>) => (options.client ?? client).get<GetBrandKitResponses, GetBrandKitErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/brand-kits/{id}',
+    ...options
+});
+
+/**
+ * Update a brand kit
+ *
+ * Changes a brand kit's name, colours, fonts or logo; returns the kit. Free. `colors` and `fonts` replace the kit's whole set; `logo: null` removes the logo; fields left out keep their value. Work already queued keeps the kit as it was when queued. Another workspace's id answers 404.
+ */
+export const updateBrandKit = <ThrowOnError extends boolean = false>(options: Options<UpdateBrandKitData, ThrowOnError>) => (options.client ?? client).patch<UpdateBrandKitResponses, UpdateBrandKitErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/brand-kits/{id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Create a custom avatar from a portrait
+ *
+ * Creates a custom avatar from a portrait. Free. Its `id` is an `avatar_id`. The portrait is uploaded as base64 or a data URL in `image` (PNG, JPEG or WebP by its bytes, at most 5 MB decoded and within the server's pixel limits). The stored portrait is a square crop of the upload's shorter side (at most 1024 px) centred on the face: the crop window is chosen by libvips' attention strategy (sharp), which follows skin tones, saturation and detail. `imageUrl` and `videoUrl` are signed URLs of that portrait (a custom avatar has no separate video). It can be used by UGC and video ads and by slideshows. Needs generations:write.
+ */
+export const createAvatar = <ThrowOnError extends boolean = false>(options: Options<CreateAvatarData, ThrowOnError>) => (options.client ?? client).post<CreateAvatarResponses, CreateAvatarErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/avatars',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a custom avatar
+ *
+ * Deletes a custom avatar; 409 `conflict` while queued or running work uses it. Free. Another workspace's id answers 404.
+ */
+export const deleteAvatar = <ThrowOnError extends boolean = false>(options: Options<DeleteAvatarData, ThrowOnError>) => (options.client ?? client).delete<DeleteAvatarResponses, DeleteAvatarErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/avatars/{id}',
+    ...options
+});
+
+/**
+ * Rename a custom avatar
+ *
+ * Changes the name of a custom avatar. Free. Another workspace's id (or a public avatar's) answers 404.
+ */
+export const updateAvatar = <ThrowOnError extends boolean = false>(options: Options<UpdateAvatarData, ThrowOnError>) => (options.client ?? client).patch<UpdateAvatarResponses, UpdateAvatarErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/avatars/{id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Create a custom voice from a sample
+ *
+ * Creates a custom voice from a 3–60 s sample. Free. The sample is sent as base64 or a data URL in `sample`: WAV, MP3 or M4A by its bytes, at most 10 MB decoded, lasting 3 to 60 seconds. The sample is analysed at once: its fundamental frequency is estimated (`pitch_hz`: median of the autocorrelation pitch of the voiced 64 ms frames of its first 20 seconds, 60–400 Hz), and the voice is mapped to the built-in voice of its `language` (same locale, else same language) whose nominal pitch is closest (male 120 Hz, neutral 165 Hz, female 210 Hz); that voice is `base_voice`, and it speaks when the custom voice's `id` is used as `voice_id` (faceless videos, voiceovers). The voice is `ready` at once and is listed in GET /assets. Needs generations:write.
+ */
+export const createVoice = <ThrowOnError extends boolean = false>(options: Options<CreateVoiceData, ThrowOnError>) => (options.client ?? client).post<CreateVoiceResponses, CreateVoiceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/voices',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a custom voice
+ *
+ * Deletes a custom voice; 409 `conflict` while queued or running work uses it. Free. Another workspace's id answers 404.
+ */
+export const deleteVoice = <ThrowOnError extends boolean = false>(options: Options<DeleteVoiceData, ThrowOnError>) => (options.client ?? client).delete<DeleteVoiceResponses, DeleteVoiceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/voices/{id}',
+    ...options
+});
+
+/**
+ * Get a custom voice
+ *
+ * Returns one custom voice of the workspace with its mapping (`base_voice`, `pitch_hz`). Free. Another workspace's id answers 404.
+ */
+export const getVoice = <ThrowOnError extends boolean = false>(options: Options<GetVoiceData, ThrowOnError>) => (options.client ?? client).get<GetVoiceResponses, GetVoiceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/voices/{id}',
     ...options
 });
 

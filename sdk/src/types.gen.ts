@@ -375,12 +375,180 @@ export type BrandKit = {
         [key: string]: unknown;
     };
     /**
+     * The kit's logo: a signed URL of the logo uploaded with POST /brand-kits (valid for the media URL lifetime; fetch the kit again for a fresh one), or the kit's own logo URL; null when the kit has none.
+     */
+    logo_url?: string | null;
+    /**
      * Status of the kit's style training, or null when the kit was never trained.
      */
     training_status: string | null;
     created_at: string;
     updated_at: string;
     [key: string]: unknown;
+};
+
+/**
+ * A colour as
+ */
+export type HexColor = string;
+
+/**
+ * A font family the renderers ship (the DejaVu families of the bundled dejavu-fonts-ttf package; no system fonts are used).
+ */
+export type BrandFont = 'DejaVu Sans' | 'DejaVu Sans Condensed' | 'DejaVu Sans Mono' | 'DejaVu Serif' | 'DejaVu Serif Condensed';
+
+/**
+ * An image sent inline: base64 bytes or a base64 data URL (PNG, JPEG or WebP by its bytes, whatever its name or declared type; a data URL's type must agree; at most 5 MB decoded).
+ */
+export type InlineImageUpload = string;
+
+/**
+ * A voice sample sent inline: base64 bytes or a base64 data URL (WAV, MP3 or M4A by its bytes; a data URL's type must agree; at most 10 MB decoded; 3 to 60 seconds long).
+ */
+export type InlineAudioUpload = string;
+
+/**
+ * Colours by role. They are stored in kit_data as `color_roles`, as `<role>_color` and as the ordered list `colors` (primary, secondary, accent, background, text) the renderers read.
+ */
+export type BrandColors = {
+    primary?: HexColor;
+    secondary?: HexColor;
+    accent?: HexColor;
+    background?: HexColor;
+    text?: HexColor;
+};
+
+/**
+ * The kit's fonts: the heading font, then optionally the body font (stored in kit_data as `fonts`).
+ */
+export type BrandFonts = Array<BrandFont>;
+
+export type CreateBrandKitRequest = {
+    name: string;
+    colors?: BrandColors;
+    fonts?: BrandFonts;
+    logo?: InlineImageUpload;
+};
+
+export type UpdateBrandKitRequest = {
+    name?: string;
+    /**
+     * The kit's colours, replacing all its colour roles.
+     */
+    colors?: BrandColors;
+    /**
+     * The kit's fonts, replacing its set.
+     */
+    fonts?: BrandFonts;
+    /**
+     * A new logo, or null to remove the logo.
+     */
+    logo?: InlineImageUpload | null;
+};
+
+/**
+ * A deleted brand kit.
+ */
+export type BrandKitDeleted = {
+    object: 'brand_kit';
+    id: number;
+    deleted: boolean;
+};
+
+export type CreateAvatarRequest = {
+    name: string;
+    image: InlineImageUpload;
+};
+
+export type UpdateAvatarRequest = {
+    name: string;
+};
+
+export type CreateVoiceRequest = {
+    name: string;
+    /**
+     * BCP 47 tag (en, en-US, de-DE, …) of a language the built-in voices speak.
+     */
+    language: string;
+    sample: InlineAudioUpload;
+};
+
+/**
+ * A custom voice made from a sample, with the built-in voice that speaks for it.
+ */
+export type CustomVoice = {
+    object: 'custom_voice';
+    /**
+     * Passed as voice_id.
+     */
+    id: string;
+    name: string;
+    /**
+     * ready once analysed (the analysis runs within the create call).
+     */
+    status: 'processing' | 'ready' | 'failed';
+    source: 'custom_clone';
+    locale: Array<string>;
+    /**
+     * The gender of the base voice.
+     */
+    gender: string;
+    /**
+     * The built-in voice (GET /assets voices[].id) that speaks for this voice; null for voices made before mapping existed.
+     */
+    base_voice: string | null;
+    /**
+     * The sample's estimated fundamental frequency in Hz.
+     */
+    pitch_hz: number | null;
+    /**
+     * A signed URL of the uploaded sample.
+     */
+    preview_url: string | null;
+    credits_9_16: number;
+    credits_16_9: number;
+    created_at: string;
+};
+
+/**
+ * `kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them.
+ */
+export type CreateWorkspaceAssetInput = {
+    kind: 'brand_kit' | 'avatar' | 'voice';
+    name: string;
+    colors?: BrandColors;
+    fonts?: BrandFonts;
+    logo?: InlineImageUpload;
+    image?: InlineImageUpload;
+    language?: string;
+    sample?: InlineAudioUpload;
+};
+
+/**
+ * The created asset.
+ */
+export type WorkspaceAssetCreated = BrandKit | Avatar | CustomVoice;
+
+export type DeleteWorkspaceAssetInput = {
+    kind: 'brand_kit' | 'avatar' | 'voice';
+    /**
+     * Its id (a brand kit's as digits).
+     */
+    id: string;
+};
+
+/**
+ * The deleted asset.
+ */
+export type WorkspaceAssetDeleted = BrandKitDeleted | AssetDeleted;
+
+/**
+ * A deleted custom avatar or voice.
+ */
+export type AssetDeleted = {
+    object: 'avatar' | 'voice';
+    id: string;
+    deleted: boolean;
 };
 
 /**
@@ -2436,6 +2604,21 @@ export type EditorExportId = string;
 export type WebhookEndpointId = string;
 
 /**
+ * Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
+ */
+export type BrandKitId = number;
+
+/**
+ * Custom avatar id (`avatars[].id` with isCustom true in GET /assets). Another workspace's id answers 404.
+ */
+export type AvatarId = string;
+
+/**
+ * Custom voice id (`id` from POST /voices). Another workspace's id answers 404.
+ */
+export type VoiceId = string;
+
+/**
  * Page size, 1 to 100.
  */
 export type ListLimit = number;
@@ -2597,6 +2780,603 @@ export type ListAssetsResponses = {
 };
 
 export type ListAssetsResponse = ListAssetsResponses[keyof ListAssetsResponses];
+
+export type CreateBrandKitData = {
+    body: CreateBrandKitRequest;
+    path?: never;
+    query?: never;
+    url: '/brand-kits';
+};
+
+export type CreateBrandKitErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * payload_too_large: the request body exceeds the operation's size limit (`context.limit_bytes`; declared on each request body as `x-body-limit-bytes`).
+     */
+    413: ErrorResponse;
+    /**
+     * unsupported_media_type: the Content-Type of the request is not one the operation accepts.
+     */
+    415: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type CreateBrandKitError = CreateBrandKitErrors[keyof CreateBrandKitErrors];
+
+export type CreateBrandKitResponses = {
+    /**
+     * The new brand kit.
+     */
+    200: BrandKit;
+};
+
+export type CreateBrandKitResponse = CreateBrandKitResponses[keyof CreateBrandKitResponses];
+
+export type DeleteBrandKitData = {
+    body?: never;
+    path: {
+        /**
+         * Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
+         */
+        id: number;
+    };
+    query?: never;
+    url: '/brand-kits/{id}';
+};
+
+export type DeleteBrandKitErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * conflict: the brand kit, avatar or voice is used by a queued or running generation, slideshow or faceless video (`context.used_by` names it); delete it once that job has finished. Not retryable at once.
+     */
+    409: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type DeleteBrandKitError = DeleteBrandKitErrors[keyof DeleteBrandKitErrors];
+
+export type DeleteBrandKitResponses = {
+    /**
+     * The brand kit was deleted.
+     */
+    200: BrandKitDeleted;
+};
+
+export type DeleteBrandKitResponse = DeleteBrandKitResponses[keyof DeleteBrandKitResponses];
+
+export type GetBrandKitData = {
+    body?: never;
+    path: {
+        /**
+         * Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
+         */
+        id: number;
+    };
+    query?: never;
+    url: '/brand-kits/{id}';
+};
+
+export type GetBrandKitErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type GetBrandKitError = GetBrandKitErrors[keyof GetBrandKitErrors];
+
+export type GetBrandKitResponses = {
+    /**
+     * The brand kit.
+     */
+    200: BrandKit;
+};
+
+export type GetBrandKitResponse = GetBrandKitResponses[keyof GetBrandKitResponses];
+
+export type UpdateBrandKitData = {
+    body: UpdateBrandKitRequest;
+    path: {
+        /**
+         * Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
+         */
+        id: number;
+    };
+    query?: never;
+    url: '/brand-kits/{id}';
+};
+
+export type UpdateBrandKitErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * payload_too_large: the request body exceeds the operation's size limit (`context.limit_bytes`; declared on each request body as `x-body-limit-bytes`).
+     */
+    413: ErrorResponse;
+    /**
+     * unsupported_media_type: the Content-Type of the request is not one the operation accepts.
+     */
+    415: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type UpdateBrandKitError = UpdateBrandKitErrors[keyof UpdateBrandKitErrors];
+
+export type UpdateBrandKitResponses = {
+    /**
+     * The updated brand kit.
+     */
+    200: BrandKit;
+};
+
+export type UpdateBrandKitResponse = UpdateBrandKitResponses[keyof UpdateBrandKitResponses];
+
+export type CreateAvatarData = {
+    body: CreateAvatarRequest;
+    path?: never;
+    query?: never;
+    url: '/avatars';
+};
+
+export type CreateAvatarErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * payload_too_large: the request body exceeds the operation's size limit (`context.limit_bytes`; declared on each request body as `x-body-limit-bytes`).
+     */
+    413: ErrorResponse;
+    /**
+     * unsupported_media_type: the Content-Type of the request is not one the operation accepts.
+     */
+    415: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type CreateAvatarError = CreateAvatarErrors[keyof CreateAvatarErrors];
+
+export type CreateAvatarResponses = {
+    /**
+     * The new avatar.
+     */
+    200: Avatar;
+};
+
+export type CreateAvatarResponse = CreateAvatarResponses[keyof CreateAvatarResponses];
+
+export type DeleteAvatarData = {
+    body?: never;
+    path: {
+        /**
+         * Custom avatar id (`avatars[].id` with isCustom true in GET /assets). Another workspace's id answers 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/avatars/{id}';
+};
+
+export type DeleteAvatarErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * conflict: the brand kit, avatar or voice is used by a queued or running generation, slideshow or faceless video (`context.used_by` names it); delete it once that job has finished. Not retryable at once.
+     */
+    409: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type DeleteAvatarError = DeleteAvatarErrors[keyof DeleteAvatarErrors];
+
+export type DeleteAvatarResponses = {
+    /**
+     * The avatar was deleted.
+     */
+    200: AssetDeleted;
+};
+
+export type DeleteAvatarResponse = DeleteAvatarResponses[keyof DeleteAvatarResponses];
+
+export type UpdateAvatarData = {
+    body: UpdateAvatarRequest;
+    path: {
+        /**
+         * Custom avatar id (`avatars[].id` with isCustom true in GET /assets). Another workspace's id answers 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/avatars/{id}';
+};
+
+export type UpdateAvatarErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type UpdateAvatarError = UpdateAvatarErrors[keyof UpdateAvatarErrors];
+
+export type UpdateAvatarResponses = {
+    /**
+     * The renamed avatar.
+     */
+    200: Avatar;
+};
+
+export type UpdateAvatarResponse = UpdateAvatarResponses[keyof UpdateAvatarResponses];
+
+export type CreateVoiceData = {
+    body: CreateVoiceRequest;
+    path?: never;
+    query?: never;
+    url: '/voices';
+};
+
+export type CreateVoiceErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * payload_too_large: the request body exceeds the operation's size limit (`context.limit_bytes`; declared on each request body as `x-body-limit-bytes`).
+     */
+    413: ErrorResponse;
+    /**
+     * unsupported_media_type: the Content-Type of the request is not one the operation accepts.
+     */
+    415: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type CreateVoiceError = CreateVoiceErrors[keyof CreateVoiceErrors];
+
+export type CreateVoiceResponses = {
+    /**
+     * The new voice, analysed and ready.
+     */
+    200: CustomVoice;
+};
+
+export type CreateVoiceResponse = CreateVoiceResponses[keyof CreateVoiceResponses];
+
+export type DeleteVoiceData = {
+    body?: never;
+    path: {
+        /**
+         * Custom voice id (`id` from POST /voices). Another workspace's id answers 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/voices/{id}';
+};
+
+export type DeleteVoiceErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * conflict: the brand kit, avatar or voice is used by a queued or running generation, slideshow or faceless video (`context.used_by` names it); delete it once that job has finished. Not retryable at once.
+     */
+    409: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type DeleteVoiceError = DeleteVoiceErrors[keyof DeleteVoiceErrors];
+
+export type DeleteVoiceResponses = {
+    /**
+     * The voice was deleted.
+     */
+    200: AssetDeleted;
+};
+
+export type DeleteVoiceResponse = DeleteVoiceResponses[keyof DeleteVoiceResponses];
+
+export type GetVoiceData = {
+    body?: never;
+    path: {
+        /**
+         * Custom voice id (`id` from POST /voices). Another workspace's id answers 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/voices/{id}';
+};
+
+export type GetVoiceErrors = {
+    /**
+     * bad_request: invalid body, path or query parameter, unknown body field, or unsupported option. `context.errors` names each failing field and why; for editor edits `context.operation_index` names the failing operation. Not retryable without changing the request.
+     */
+    400: ErrorResponse;
+    /**
+     * unauthorized (no bearer token) or invalid_api_key (malformed, unknown, expired or revoked key). Not retryable without a valid key.
+     */
+    401: ErrorResponse;
+    /**
+     * payment_required (the workspace has no active paid plan) or insufficient_credits (not enough credits to queue the request; `context.credits_required` and `context.credits_available`). Nothing was charged or queued. Not retryable without changing the plan, the balance or the request.
+     */
+    402: ErrorResponse;
+    /**
+     * forbidden: the key is valid but lacks the required scope (`context.scope` names one that would grant access), or a referenced resource is not available to the workspace.
+     */
+    403: ErrorResponse;
+    /**
+     * not_found: the generation, slideshow, video, editor project, media item, brand kit, avatar, reference or webhook endpoint does not exist in this workspace (ids of other workspaces read as not found). `context.resource` and `context.field` say which.
+     */
+    404: ErrorResponse;
+    /**
+     * rate_limited: too many generation requests for this organization in the current window, or (exports) too many exports in flight or the daily export quota used up. Retryable: wait `Retry-After` seconds (or until `X-RateLimit-Reset`, Unix milliseconds), then retry paid requests with the same idempotency key.
+     */
+    429: ErrorResponse;
+    /**
+     * server_error: unexpected server failure. Retryable with exponential backoff; reuse the same idempotency key for paid requests.
+     */
+    500: ErrorResponse;
+    /**
+     * service_unavailable: the database is unreachable right now (an outage or a restart). Retryable: wait `Retry-After` seconds; reuse the same idempotency key for paid requests (the retry gets the committed result, or runs once if nothing was committed).
+     */
+    503: ErrorResponse;
+};
+
+export type GetVoiceError = GetVoiceErrors[keyof GetVoiceErrors];
+
+export type GetVoiceResponses = {
+    /**
+     * The custom voice.
+     */
+    200: CustomVoice;
+};
+
+export type GetVoiceResponse = GetVoiceResponses[keyof GetVoiceResponses];
 
 export type CreateGenerationData = {
     body: CreateGenerationRequest;

@@ -4,7 +4,30 @@
 // SIGTERM/SIGINT do not cut a command short (each is one short transaction): it finishes, the
 // database is closed (the embedded PostgreSQL stopped if this process started it) and the exit
 // code is the command's. A second signal exits at once.
+import fs from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import type { ValidateFunction } from 'ajv';
+import requestValidators from '../../generated/request-validators.cjs';
+import { ApiError } from '../errors.ts';
+import { createStorage, type Storage } from '../storage/index.ts';
+import { sharedSecret } from '../services/platform/secrets.ts';
+import {
+  avatarView,
+  brandKitView,
+  COLOR_ROLES,
+  createAvatar,
+  createBrandKit,
+  createVoice,
+  customVoiceView,
+  deleteAvatar,
+  deleteBrandKit,
+  deleteVoice,
+  listAvatars,
+  listBrandKits,
+  listVoices,
+  VOICE_SAMPLE_MAX_BYTES,
+  type AssetDeps,
+} from '../services/assets/workspace-assets.ts';
 import { handleSignals } from '../lifecycle.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase, type Database } from '../db/client.ts';
@@ -31,7 +54,16 @@ const USAGE = `Usage: npm run -s admin -- <command>
                  --handle NAME --access-token TOKEN [--refresh-token TOKEN] [--expires-in SECONDS]
                  [--account-id PLATFORM_ACCOUNT_ID] [--display-name NAME] [--scopes a,b]
   social list --org ID       the workspace's connected social accounts (never their tokens)
-  social disconnect --id ID  forget a connection and its tokens`;
+  social disconnect --id ID  forget a connection and its tokens
+  brand-kit create --org ID --name NAME [--colors primary=#RRGGBB,accent=#RRGGBB,…] [--fonts "DejaVu Serif,DejaVu Sans"] [--logo FILE]
+  brand-kit list --org ID
+  brand-kit delete --org ID --id KIT_ID
+  avatar create --org ID --name NAME --image FILE   a portrait (PNG, JPEG, WebP), cropped square on the face
+  avatar list --org ID
+  avatar delete --org ID --id AVATAR_ID
+  voice create --org ID --name NAME --language TAG --sample FILE   a 3–60 s WAV, MP3 or M4A sample
+  voice list --org ID
+  voice delete --org ID --id VOICE_ID`;
 
 class UsageError extends Error {}
 class CommandError extends Error {}
@@ -61,7 +93,40 @@ function orgId(raw: string): string {
   return raw;
 }
 
-async function run(argv: string[], database: () => Promise<Database>): Promise<unknown> {
+const validators = requestValidators as unknown as Record<string, ValidateFunction>;
+
+/** The body checked with the operation's generated validator (as the API checks it), or a usage error naming the option. */
+function checked<T>(operationId: string, body: Record<string, unknown>): T {
+  const v = validators[operationId];
+  if (!v(body)) {
+    const e = v.errors?.[0];
+    const where = (e?.instancePath ?? '').split('/').filter(Boolean);
+    const option = where[0] ? `--${where[0]}` : 'the options';
+    const extra = e?.keyword === 'enum' ? ` (one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')})` : e?.keyword === 'additionalProperties' ? ` (${(e.params as { additionalProperty: string }).additionalProperty})` : '';
+    throw new UsageError(`${option}${where.length > 1 ? ` ${where.slice(1).join('.')}` : ''} ${e?.message ?? 'is invalid'}${extra}`);
+  }
+  return body as T;
+}
+
+/** A file's bytes as base64, refused past `max` bytes before it is read. */
+async function fileBase64(option: string, file: string, max: number): Promise<string> {
+  const stat = await fs.stat(file).catch(() => undefined);
+  if (!stat?.isFile()) throw new UsageError(`--${option}: ${file} is not a readable file`);
+  if (stat.size > max) throw new CommandError(`--${option}: ${file} is larger than ${max} bytes`);
+  return (await fs.readFile(file)).toString('base64');
+}
+
+/** The service's API errors as the CLI's: a 400 or 404 fails the command with its message. */
+async function asCommand<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof ApiError) throw new CommandError(err.message);
+    throw err;
+  }
+}
+
+async function run(argv: string[], database: () => Promise<Database>, storageOf: (db: Database) => Promise<Storage>): Promise<unknown> {
   const [group, action, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
@@ -84,6 +149,12 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       'refresh-token': { type: 'string' },
       'account-id': { type: 'string' },
       'display-name': { type: 'string' },
+      colors: { type: 'string' },
+      fonts: { type: 'string' },
+      logo: { type: 'string' },
+      image: { type: 'string' },
+      sample: { type: 'string' },
+      language: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -225,6 +296,69 @@ async function run(argv: string[], database: () => Promise<Database>): Promise<u
       if (!row) throw new CommandError(`social account ${id} not found`);
       return { object: 'social_account', id, platform: row.platform, handle: row.handle, disconnected: true };
     }
+    case 'brand-kit create':
+    case 'brand-kit list':
+    case 'brand-kit delete':
+    case 'avatar create':
+    case 'avatar list':
+    case 'avatar delete':
+    case 'voice create':
+    case 'voice list':
+    case 'voice delete': {
+      const org = orgId(need(opts, 'org'));
+      let body: Record<string, unknown> | undefined;
+      if (command === 'brand-kit create') {
+        const colors: Record<string, string> = {};
+        for (const pair of (opts.colors ?? '').split(',').filter(Boolean)) {
+          const [role, value] = pair.split('=').map((x) => x.trim());
+          if (!value) throw new UsageError(`--colors takes role=#RRGGBB pairs (roles: ${COLOR_ROLES.join(', ')}), got "${pair}"`);
+          colors[role] = value;
+        }
+        body = {
+          name: need(opts, 'name'),
+          ...(opts.colors !== undefined ? { colors } : {}),
+          ...(opts.fonts !== undefined ? { fonts: opts.fonts.split(',').map((f) => f.trim()) } : {}),
+          ...(opts.logo !== undefined ? { logo: await fileBase64('logo', opts.logo, 5 * 1024 * 1024) } : {}),
+        };
+        checked('createBrandKit', body);
+      } else if (command === 'avatar create') {
+        body = checked('createAvatar', { name: need(opts, 'name'), image: await fileBase64('image', need(opts, 'image'), 5 * 1024 * 1024) });
+      } else if (command === 'voice create') {
+        body = checked('createVoice', { name: need(opts, 'name'), language: need(opts, 'language'), sample: await fileBase64('sample', need(opts, 'sample'), VOICE_SAMPLE_MAX_BYTES) });
+      }
+      const id = command.endsWith(' delete') ? need(opts, 'id') : undefined;
+      const database_ = await database();
+      if (!(await getOrganization(database_.db, org))) throw new CommandError(`organization ${org} not found`);
+      const storage = await storageOf(database_);
+      const deps: AssetDeps = {
+        db: database_.db,
+        storage,
+        dataDir: config.dataDir,
+        limits: { maxPixels: config.mediaMaxPixels, maxDimension: config.mediaMaxDimension },
+      };
+      switch (command) {
+        case 'brand-kit create':
+          return asCommand(createBrandKit(deps, org, body as never));
+        case 'brand-kit list':
+          return { object: 'list', org, data: (await listBrandKits(deps, org)).map((k) => brandKitView(storage, k)) };
+        case 'brand-kit delete': {
+          if (!/^\d{1,15}$/.test(id!) || Number(id) < 1) throw new CommandError(`brand kit ${id} not found`);
+          return asCommand(deleteBrandKit(deps, org, Number(id)));
+        }
+        case 'avatar create':
+          return asCommand(createAvatar(deps, org, body as never));
+        case 'avatar list':
+          return { object: 'list', org, data: (await listAvatars(deps, org)).map((a) => avatarView(storage, a)) };
+        case 'avatar delete':
+          return asCommand(deleteAvatar(deps, org, id!));
+        case 'voice create':
+          return asCommand(createVoice(deps, org, body as never));
+        case 'voice list':
+          return { object: 'list', org, data: (await listVoices(deps, org)).map((v) => customVoiceView(storage, v)) };
+        default:
+          return asCommand(deleteVoice(deps, org, id!));
+      }
+    }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
   }
@@ -241,16 +375,28 @@ const database = async () => {
   return opened;
 };
 
+let storage: Storage | undefined;
+/** The storage the server uses (same backend, same URL signing key), for the asset commands. */
+const storageOf = async (d: Database) => {
+  if (!storage) {
+    const secret = config.mediaSigningSecret ? Buffer.from(config.mediaSigningSecret) : await sharedSecret(d.db, 'media_url_signing');
+    storage = createStorage(config, secret);
+    await storage.check();
+  }
+  return storage;
+};
+
 const finished = (async () => {
   let code = 0;
   try {
-    const result = await run(process.argv.slice(2), database);
+    const result = await run(process.argv.slice(2), database, storageOf);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } catch (err) {
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`admin: error: ${(err as Error).message}\n${usage ? `${USAGE}\n` : ''}`);
     code = usage ? 2 : 1;
   } finally {
+    storage?.close();
     await opened?.close();
   }
   return code;

@@ -190,7 +190,12 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
         return refs.get(k);
       };
       // The brand kit's logo is decoration: a logo that cannot be fetched is left out (logged).
-      const logo = spec.brandKit?.logoUrl
+      const logo = spec.brandKit?.logoKey
+        ? await ctx.storage.readBuffer(spec.brandKit.logoKey).catch((err: unknown) => {
+            ctx.log.warn({ video: f.videoId, err: String(err) }, 'the brand kit logo could not be read; scenes are drawn without it');
+            return undefined;
+          })
+        : spec.brandKit?.logoUrl
         ? await fetchReference(ctx, spec.brandKit.logoUrl, 'brand_kit.logo_url', tools.signal).catch((err: unknown) => {
             ctx.log.warn({ video: f.videoId, err: String(err) }, 'the brand kit logo could not be fetched; scenes are drawn without it');
             return undefined;

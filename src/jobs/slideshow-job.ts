@@ -23,6 +23,7 @@ import { pixelProblem } from '../media/limits.ts';
 import { renderTimeline, type RenderMedia } from '../media/timeline.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
+import { isNotFound } from '../storage/index.ts';
 import { overlayTextColours, renderSlide, slideGeometry, SlideInputError, slidePalette, imagePalette, type SlideLayout, type SlidePalette } from '../providers/render/slide.ts';
 import { createWriter } from '../providers/writer/index.ts';
 import { WriterFailed, type SlideCopy, type Writer } from '../providers/writer/types.ts';
@@ -66,6 +67,14 @@ function writerOf(config: Config): Writer {
 }
 
 /** A user image fetched through the guarded client, sniffed and checked like other user media. */
+/** An uploaded asset image (avatar portrait, brand logo) from storage; checked when it was uploaded. */
+async function storedImage(ctx: AppContext, key: string, field: string): Promise<Buffer> {
+  return ctx.storage.readBuffer(key).catch((err: unknown) => {
+    if (isNotFound(err)) throw new JobFailure({ code: 'input_unavailable', message: `${field}: the stored image is gone`, retryable: false, context: { field, reason: 'missing' } });
+    throw err;
+  });
+}
+
 async function fetchImage(ctx: AppContext, url: string, field: string, signal: AbortSignal): Promise<Buffer> {
   let bytes: Buffer;
   try {
@@ -126,8 +135,13 @@ async function gatherInputs(ctx: AppContext, s: SlideshowRow, signal: AbortSigna
   for (const [i, url] of spec.productImageUrls.entries()) products.push(await fetchImage(ctx, url, `product_image_urls[${i}]`, signal));
   let avatar: Buffer | undefined;
   if (spec.avatar?.source === 'catalog') avatar = await fs.readFile(new URL(spec.avatar.image, PREVIEWS_DIR_URL));
+  else if (spec.avatar?.source === 'custom' && spec.avatar.imageKey) avatar = await storedImage(ctx, spec.avatar.imageKey, 'avatar_id');
   else if (spec.avatar) avatar = await fetchImage(ctx, spec.avatar.imageUrl, spec.avatar.source === 'custom' ? 'avatar_id' : 'avatar_image_url', signal);
-  const logo = spec.brandKit?.logoUrl ? await fetchImage(ctx, spec.brandKit.logoUrl, 'brand_kit_id', signal) : undefined;
+  const logo = spec.brandKit?.logoKey
+    ? await storedImage(ctx, spec.brandKit.logoKey, 'brand_kit_id')
+    : spec.brandKit?.logoUrl
+      ? await fetchImage(ctx, spec.brandKit.logoUrl, 'brand_kit_id', signal)
+      : undefined;
   return { products, avatar, logo };
 }
 

@@ -1,9 +1,69 @@
-// Workspace assets (GET /assets) and the voices among them ranked for a script (MCP-only tool recommend_voice).
+// Workspace assets: GET /assets, the brand kits, custom avatars and custom voices people create,
+// and the voices among them ranked for a script (MCP-only tool recommend_voice).
 import { workspaceAssets } from '../services/assets/assets.ts';
 import { recommendVoices } from '../services/assets/voice-recommendations.ts';
+import {
+  assetDeps,
+  createAvatar,
+  createBrandKit,
+  createVoice,
+  deleteAvatar,
+  deleteBrandKit,
+  deleteVoice,
+  getBrandKit,
+  getVoice,
+  updateAvatar,
+  updateBrandKit,
+} from '../services/assets/workspace-assets.ts';
+import { ApiError, badRequest, notFound } from '../errors.ts';
+
+/** The fields of each kind of create_workspace_asset (as POST /brand-kits, /avatars, /voices take them) and those it needs. */
+const KIND_FIELDS = {
+  brand_kit: { allowed: ['name', 'colors', 'fonts', 'logo'], required: ['name'] },
+  avatar: { allowed: ['name', 'image'], required: ['name', 'image'] },
+  voice: { allowed: ['name', 'language', 'sample'], required: ['name', 'language', 'sample'] },
+} as const;
 import { defineHandlers } from './types.ts';
 
 export const handlers = defineHandlers({
-  listAssets: ({ ctx, auth }) => workspaceAssets(ctx.db, auth.orgId, ctx.config.publicBaseUrl),
+  listAssets: ({ ctx, auth }) => workspaceAssets(ctx.db, auth.orgId, ctx.config.publicBaseUrl, ctx.storage),
   recommend_voice: ({ ctx, auth, body }) => recommendVoices(ctx, auth.orgId, body),
+  createBrandKit: ({ ctx, auth, body }) => createBrandKit(assetDeps(ctx), auth.orgId, body),
+  getBrandKit: ({ ctx, auth, path }) => getBrandKit(assetDeps(ctx), auth.orgId, path.id),
+  updateBrandKit: ({ ctx, auth, path, body }) => updateBrandKit(assetDeps(ctx), auth.orgId, path.id, body),
+  deleteBrandKit: ({ ctx, auth, path }) => deleteBrandKit(assetDeps(ctx), auth.orgId, path.id),
+  createAvatar: ({ ctx, auth, body }) => createAvatar(assetDeps(ctx), auth.orgId, body),
+  updateAvatar: ({ ctx, auth, path, body }) => updateAvatar(assetDeps(ctx), auth.orgId, path.id, body),
+  deleteAvatar: ({ ctx, auth, path }) => deleteAvatar(assetDeps(ctx), auth.orgId, path.id),
+  createVoice: ({ ctx, auth, body }) => createVoice(assetDeps(ctx), auth.orgId, body),
+  getVoice: ({ ctx, auth, path }) => getVoice(assetDeps(ctx), auth.orgId, path.id),
+  deleteVoice: ({ ctx, auth, path }) => deleteVoice(assetDeps(ctx), auth.orgId, path.id),
+  create_workspace_asset: ({ ctx, auth, body }) => {
+    const { kind, ...fields } = body;
+    const spec = KIND_FIELDS[kind];
+    const errors = [
+      ...Object.keys(fields)
+        .filter((f) => !(spec.allowed as readonly string[]).includes(f))
+        .map((f) => ({ field: `body.${f}`, message: `does not apply to kind ${kind} (its fields: ${spec.allowed.join(', ')})` })),
+      ...spec.required.filter((f) => !(f in fields)).map((f) => ({ field: `body.${f}`, message: `is required for kind ${kind}` })),
+    ];
+    if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
+    const deps = assetDeps(ctx);
+    if (kind === 'brand_kit') return createBrandKit(deps, auth.orgId, fields);
+    if (kind === 'avatar') return createAvatar(deps, auth.orgId, fields as { name: string; image: string });
+    return createVoice(deps, auth.orgId, fields as { name: string; language: string; sample: string });
+  },
+  delete_workspace_asset: ({ ctx, auth, body }) => {
+    const deps = assetDeps(ctx);
+    if (body.kind === 'brand_kit') {
+      const id = /^\d{1,15}$/.test(body.id) ? Number(body.id) : NaN;
+      if (!Number.isSafeInteger(id) || id < 1) throw notFound('Brand kit', body.id, 'brand_kit', 'id');
+      return deleteBrandKit(deps, auth.orgId, id);
+    }
+    // The services name the REST path parameter; here the id is the tool's argument `id`.
+    return (body.kind === 'avatar' ? deleteAvatar(deps, auth.orgId, body.id) : deleteVoice(deps, auth.orgId, body.id)).catch((err: unknown) => {
+      if (err instanceof ApiError && err.context.field === 'path.id') err.context.field = 'id';
+      throw err;
+    });
+  },
 });

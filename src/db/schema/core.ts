@@ -8,6 +8,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  real,
   text,
   timestamp,
   uniqueIndex,
@@ -89,6 +90,8 @@ export const brandKits = pgTable(
     kitName: text('kit_name').notNull(),
     kitData: jsonb('kit_data').notNull().default({}),
     trainingStatus: text('training_status'),
+    /** The uploaded logo in storage (brand-kits/<org>/…); served by signed URL. Null: none, or kit_data.logo_url (older kits). */
+    logoKey: text('logo_key'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -105,6 +108,8 @@ export const customAvatars = pgTable(
     name: text('name').notNull(),
     imageUrl: text('image_url').notNull(),
     videoUrl: text('video_url').notNull(),
+    /** The face-centred portrait in storage (avatars/<org>/…) of an uploaded avatar; image_url/video_url are then ''. */
+    imageKey: text('image_key'),
     createdAt: createdAt(),
   },
   (t) => [index('custom_avatars_org_idx').on(t.orgId, t.createdAt)],
@@ -128,6 +133,12 @@ export const customVoices = pgTable(
     credits916: integer('credits_9_16').notNull(),
     credits169: integer('credits_16_9').notNull(),
     recommendationSummary: text('recommendation_summary').notNull().default(''),
+    /** The uploaded sample in storage (voices/<org>/…); preview_url is then ''. */
+    sampleKey: text('sample_key'),
+    /** The built-in voice (spec/voices.yaml id) that speaks for this clone, chosen by language and pitch. */
+    baseVoice: text('base_voice'),
+    /** The sample's estimated fundamental frequency (Hz). */
+    pitchHz: real('pitch_hz'),
     createdAt: createdAt(),
   },
   (t) => [index('custom_voices_org_idx').on(t.orgId, t.createdAt)],

@@ -5,8 +5,10 @@ import type { Db } from '../../db/client.ts';
 import { brandKits, customAvatars, customVoices } from '../../db/schema/index.ts';
 import { builtInVoices, publicAvatars, referenceTemplateTargets } from '../catalog/catalog-data.ts';
 import { previewBase } from '../catalog/catalog.ts';
+import type { Storage } from '../../storage/index.ts';
+import { avatarView, brandKitView } from './workspace-assets.ts';
 
-export async function workspaceAssets(db: Db, orgId: string, publicBaseUrl: string) {
+export async function workspaceAssets(db: Db, orgId: string, publicBaseUrl: string, storage: Storage) {
   const base = previewBase(publicBaseUrl);
   const [kits, avatars, voices] = await Promise.all([
     db.select().from(brandKits).where(eq(brandKits.orgId, orgId)).orderBy(asc(brandKits.id)),
@@ -19,25 +21,17 @@ export async function workspaceAssets(db: Db, orgId: string, publicBaseUrl: stri
   ]);
   return {
     object: 'workspace_assets' as const,
-    brand_kits: kits.map((k) => ({
-      id: k.id,
-      brand_id: k.brandId,
-      kit_name: k.kitName,
-      kit_data: k.kitData as Record<string, unknown>,
-      training_status: k.trainingStatus,
-      created_at: k.createdAt.toISOString(),
-      updated_at: k.updatedAt.toISOString(),
-    })),
+    brand_kits: kits.map((k) => brandKitView(storage, k)),
     avatars: [
       ...publicAvatars(base),
-      ...avatars.map((a) => ({ id: a.id, name: a.name, imageUrl: a.imageUrl, videoUrl: a.videoUrl, isCustom: true })),
+      ...avatars.map((a) => avatarView(storage, a)),
     ],
     voices: [
       ...builtInVoices(base),
       ...voices.map((v) => ({
         id: v.id,
         name: v.name,
-        preview_url: v.previewUrl,
+        preview_url: v.sampleKey ? storage.signedUrl(v.sampleKey) : v.previewUrl,
         source: 'custom_clone' as const,
         locale: v.locale,
         credits_9_16: v.credits916,

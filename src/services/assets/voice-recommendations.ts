@@ -11,7 +11,7 @@ type Schemas = components['schemas'];
 
 /** recommend_voice: the workspace's voices ranked for the arguments, best first (at most `limit`, default 5). */
 export async function recommendVoices(ctx: AppContext, orgId: string, args: Schemas['RecommendVoiceInput']): Promise<Schemas['VoiceRecommendations']> {
-  const { voices } = await workspaceAssets(ctx.db, orgId, ctx.config.publicBaseUrl);
+  const { voices } = await workspaceAssets(ctx.db, orgId, ctx.config.publicBaseUrl, ctx.storage);
   const ranked = rankVoices(voices, { script: args.script, language: args.language, style: args.style });
   return { object: 'voice_recommendations', data: ranked.slice(0, args.limit ?? 5) };
 }

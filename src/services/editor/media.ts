@@ -270,7 +270,8 @@ const LOCAL_PATH = /^(file:|\/|~[/\\]|\.{1,2}[/\\]|[A-Za-z]:[\\/]|\\\\)/i;
  */
 export function decodeInlineData(data: string, field: string, maxBytes = JSON_UPLOAD_MAX_BYTES): { bytes: Buffer; dataUrlType?: string } {
   const trimmed = data.trim();
-  if (LOCAL_PATH.test(trimmed)) {
+  // Raw base64 of a JPEG starts with "/9j/" (its FF D8 FF magic): bytes, not a path.
+  if (LOCAL_PATH.test(trimmed) && !/^\/9j\/[A-Za-z0-9+/]{60}/.test(trimmed)) {
     throw badRequest(`Invalid request: ${field} looks like a local file path or file:// URI; send the file's bytes (base64 or a data URL), or upload it as multipart/form-data`, [
       { field, message: 'is a local file path or file:// URI; send the bytes as base64 or a data URL instead' },
     ]);

@@ -73,8 +73,8 @@ export interface FacelessSpec {
   imageStyle: ImageStyle;
   aiStyles: AiStyle[];
   fluxStyles: FluxStyle[];
-  /** logoUrl: the kit's kit_data.logo_url, drawn on every scene (fetched through the guard). */
-  brandKit?: { id: number; name: string; colors: string[]; logoUrl?: string };
+  /** logoUrl: the kit's kit_data.logo_url, drawn on every scene (fetched through the guard); logoKey: an uploaded logo in storage (read, preferred). */
+  brandKit?: { id: number; name: string; colors: string[]; logoUrl?: string; logoKey?: string };
   referenceUrls: string[];
 }
 
@@ -173,9 +173,11 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
           resource: 'voice',
         });
       }
-      // A custom clone is spoken by the built-in voice of its language and gender.
+      // A custom clone is spoken by the built-in voice it was mapped to from its sample (base_voice:
+      // language and pitch); clones made before that mapping, by the built-in voice of their language and gender.
       const code = (clone.locale[0] ?? 'en-US').toLowerCase().split('-')[0];
-      const match = voices.find((v) => speaks(v.locale, code) && v.gender === clone.gender) ?? voices.find((v) => speaks(v.locale, code));
+      const mapped = clone.baseVoice ? findVoice(clone.baseVoice) : undefined;
+      const match = mapped ?? voices.find((v) => speaks(v.locale, code) && v.gender === clone.gender) ?? voices.find((v) => speaks(v.locale, code));
       voice = { id: clone.id, name: clone.name, espeak: match?.espeak_voice ?? `${code}+f3`, locale: [...clone.locale] };
       voiceCredits = aspect === '9:16' ? clone.credits916 : clone.credits169;
     }
@@ -211,7 +213,7 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
     if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
     const logo = (kit.kitData as Record<string, unknown> | null)?.logo_url;
     const logoUrl = typeof logo === 'string' && /^https?:\/\//.test(logo) && !deps.fetcher.precheck(logo) ? logo : undefined;
-    brandKit = { id: kit.id, name: kit.kitName, colors: brandColors(kit.kitData), ...(logoUrl ? { logoUrl } : {}) };
+    brandKit = { id: kit.id, name: kit.kitName, colors: brandColors(kit.kitData), ...(kit.logoKey ? { logoKey: kit.logoKey } : logoUrl ? { logoUrl } : {}) };
   }
 
   const size = aspect === '9:16' ? { width: 1080, height: 1920 } : { width: 1920, height: 1080 };

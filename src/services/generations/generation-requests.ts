@@ -40,8 +40,10 @@ export interface GenerationSpec {
   height: number;
   durationSeconds?: number;
   imageFormat?: 'png' | 'jpeg' | 'webp';
-  brandKit?: { id: number; name: string; colors: string[] };
-  avatar?: { id: string; name: string; imageUrl: string };
+  /** logoKey: the kit's uploaded logo in storage. */
+  brandKit?: { id: number; name: string; colors: string[]; logoKey?: string };
+  /** imageKey: an uploaded avatar's portrait in storage (imageUrl is then ''). */
+  avatar?: { id: string; name: string; imageUrl: string; imageKey?: string };
   references: MediaInput[];
   sourceVideo?: MediaInput;
   motionVideo?: MediaInput;
@@ -238,7 +240,7 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
       .from(brandKits)
       .where(and(eq(brandKits.id, body.brand_kit_id!), eq(brandKits.orgId, orgId)));
     if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
-    spec.brandKit = { id: kit.id, name: kit.kitName, colors: brandColors(kit.kitData) };
+    spec.brandKit = { id: kit.id, name: kit.kitName, colors: brandColors(kit.kitData), ...(kit.logoKey ? { logoKey: kit.logoKey } : {}) };
   }
   if (given('avatar_id')) {
     const pub = findPublicAvatar(body.avatar_id!);
@@ -248,7 +250,7 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
         ? (await db.select().from(customAvatars).where(and(eq(customAvatars.id, body.avatar_id!), eq(customAvatars.orgId, orgId))))[0]
         : undefined;
       if (!custom) throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, { field: 'body.avatar_id', resource: 'avatar' });
-      spec.avatar = { id: custom.id, name: custom.name, imageUrl: custom.imageUrl };
+      spec.avatar = { id: custom.id, name: custom.name, imageUrl: custom.imageUrl, ...(custom.imageKey ? { imageKey: custom.imageKey } : {}) };
     }
   }
   if (given('custom_reference_inspiration_id')) {

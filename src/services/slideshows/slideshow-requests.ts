@@ -21,7 +21,7 @@ export type SlideshowAspect = NonNullable<CreateSlideshowBody['aspect_ratio']>;
 /** The avatar a slideshow features: a catalog portrait (a file we ship) or an image URL (fetched by the job). */
 export type SlideshowAvatar =
   | { source: 'catalog'; id: string; name: string; image: string }
-  | { source: 'custom'; id: string; name: string; imageUrl: string }
+  | { source: 'custom'; id: string; name: string; imageUrl: string; /** An uploaded avatar's portrait in storage (read by the job, not fetched). */ imageKey?: string }
   | { source: 'url'; imageUrl: string };
 
 /** Everything the job needs; stored with the slideshow (slideshows.spec). */
@@ -37,7 +37,7 @@ export interface SlideshowSpec {
   generateTextOverlays: boolean;
   productImageUrls: string[];
   avatar?: SlideshowAvatar;
-  brandKit?: { id: number; name: string; colors: string[]; logoUrl?: string; fonts: string[] };
+  brandKit?: { id: number; name: string; colors: string[]; logoUrl?: string; /** An uploaded logo in storage (read by the job). */ logoKey?: string; fonts: string[] };
   reference?: { id: string; templateSlug: string; mediaIds: string[] };
 }
 
@@ -135,7 +135,7 @@ export async function resolveSlideshow(deps: ResolveDeps, orgId: string, body: C
       .from(brandKits)
       .where(and(eq(brandKits.id, body.brand_kit_id), eq(brandKits.orgId, orgId)));
     if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
-    spec.brandKit = { id: kit.id, name: kit.kitName, ...brandKitLook(kit.kitData) };
+    spec.brandKit = { id: kit.id, name: kit.kitName, ...brandKitLook(kit.kitData), ...(kit.logoKey ? { logoKey: kit.logoKey } : {}) };
   }
   if (body.avatar_id !== undefined) {
     const pub = findPublicAvatar(body.avatar_id);
@@ -148,7 +148,7 @@ export async function resolveSlideshow(deps: ResolveDeps, orgId: string, body: C
             .where(and(eq(customAvatars.id, body.avatar_id), eq(customAvatars.orgId, orgId)))
         : [];
       if (!custom) throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, { field: 'body.avatar_id', resource: 'avatar' });
-      spec.avatar = { source: 'custom', id: custom.id, name: custom.name, imageUrl: custom.imageUrl };
+      spec.avatar = { source: 'custom', id: custom.id, name: custom.name, imageUrl: custom.imageUrl, ...(custom.imageKey ? { imageKey: custom.imageKey } : {}) };
     }
   } else if (body.avatar_image_url !== undefined) {
     spec.avatar = { source: 'url', imageUrl: body.avatar_image_url };
