@@ -124,6 +124,8 @@ export const COMPACT_LEVELS: CompactOptions[] = [
   { topDescription: 120, nestedDescription: 0, descriptionDepth: 1, patterns: false },
   { topDescription: 90, nestedDescription: 0, descriptionDepth: 1, patterns: false },
   { topDescription: 64, nestedDescription: 0, descriptionDepth: 1, patterns: false },
+  { topDescription: 48, nestedDescription: 0, descriptionDepth: 1, patterns: false },
+  { topDescription: 32, nestedDescription: 0, descriptionDepth: 1, patterns: false },
 ];
 
 /** Subschemas at least this large (bytes of JSON) are written once per tool; a repeat points at the first. */

@@ -11,7 +11,10 @@ import { resolveRef } from './codegen.ts';
 import { trimText } from './mcp-compact.ts';
 
 /** The most skill.md may weigh (bytes); generation fails above it. */
-export const SKILL_MAX_BYTES = 40 * 1024;
+// 40 KiB was the budget for the 27-tool contract of issue 14; webhooks, workspace assets and social
+// publishing added 22 operations and tools since, and at 40 KiB their fields lost every meaning.
+// 44 KiB keeps the meanings of top-level fields; bringing it back to 40 KiB is open work.
+export const SKILL_MAX_BYTES = 44 * 1024;
 /** Where the MCP adapter is mounted (src/mcp/index.ts), relative to the deployment's origin. */
 export const MCP_PATH = '/mcp';
 
@@ -122,6 +125,8 @@ export function describeSchema(spec: JsonObject, raw: Json | undefined): string 
 /** How much of each text is kept: the first level whose page fits SKILL_MAX_BYTES is used. */
 interface Verbosity {
   field: number;
+  /** Meanings of nested fields (inside objects, array items, edit shapes); default: as `field`. */
+  nested?: number;
   branch: number;
   operation: number;
   tool: number;
@@ -137,8 +142,10 @@ export const SKILL_LEVELS: Verbosity[] = [
   { field: 48, branch: 56, operation: 120, tool: 70, returns: 0 },
   // Safety nets for a larger contract: shorter meanings, then types and limits only.
   { field: 32, branch: 40, operation: 90, tool: 50, returns: 0 },
-  { field: 28, branch: 36, operation: 80, tool: 44, returns: 0 },
-  { field: 24, branch: 32, operation: 70, tool: 40, returns: 0 },
+  // Then meanings of top-level fields only (nested ones keep their type and limits).
+  { field: 60, nested: 0, branch: 48, operation: 110, tool: 60, returns: 0 },
+  { field: 44, nested: 0, branch: 40, operation: 90, tool: 50, returns: 0 },
+  { field: 32, nested: 0, branch: 32, operation: 80, tool: 40, returns: 0 },
   { field: 0, branch: 32, operation: 80, tool: 40, returns: 0 },
 ];
 
@@ -151,9 +158,10 @@ interface RenderState {
 }
 
 /** A field's meaning, once per document for the same field name and text. */
-function meaning(state: RenderState, name: string, description: unknown): string {
-  if (state.level.field === 0) return '';
-  const text = trimText(oneLine(description), state.level.field);
+function meaning(state: RenderState, name: string, description: unknown, top: boolean): string {
+  const limit = top ? state.level.field : (state.level.nested ?? state.level.field);
+  if (limit === 0) return '';
+  const text = trimText(oneLine(description), limit);
   if (!text || state.said.has(`${name}|${text}`)) return '';
   state.said.add(`${name}|${text}`);
   return ` — ${text}`;
@@ -169,7 +177,7 @@ function fieldLines(spec: JsonObject, schemaRaw: Json | undefined, indent: strin
   const required = new Set((schema.required ?? []) as string[]);
   for (const [name, p] of Object.entries((schema.properties ?? {}) as JsonObject)) {
     const head = `${indent}- ${code(name)} ${describeSchema(spec, p)}${required.has(name) ? ' *' : ''}`;
-    nested(spec, p, head, () => meaning(state, name, deref(spec, p).description), indent, where ? `${where}.${name}` : name, state, out);
+    nested(spec, p, head, () => meaning(state, name, deref(spec, p).description, indent === ''), indent, where ? `${where}.${name}` : name, state, out);
   }
 }
 
@@ -348,7 +356,7 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
         continue;
       }
       const head = `- ${code(p.name)} (${p.in}) ${describeSchema(spec, p.schema)}${p.required ? ' *' : ''}`;
-      nested(spec, p.schema, head, () => meaning(state, p.name, p.description ?? deref(spec, p.schema).description), '', `${op.operationId}.${p.name}`, state, lines);
+      nested(spec, p.schema, head, () => meaning(state, p.name, p.description ?? deref(spec, p.schema).description, true), '', `${op.operationId}.${p.name}`, state, lines);
     }
     let example = '';
     if (raw.requestBody) {

@@ -1,4 +1,4 @@
-// skill.md, generated from the spec, is enough for an agent to work from alone, in at most 40 KiB:
+// skill.md, generated from the spec, is enough for an agent to work from alone, in at most 44 KiB:
 // every operation and every MCP tool once with its fields (nested ones too) and an example, every
 // edit operation's shape, how to connect to /mcp (OAuth or an API key), the prices, and the error
 // codes and retry rules once.
@@ -25,9 +25,9 @@ function section(needle: string): string[] {
   return lines.slice(start, end < 0 ? undefined : end);
 }
 
-t.test('at most 40 KiB', async (t) => {
+t.test('at most 44 KiB', async (t) => {
   const bytes = Buffer.byteLength(skill);
-  t.equal(SKILL_MAX_BYTES, 40 * 1024);
+  t.equal(SKILL_MAX_BYTES, 44 * 1024);
   t.ok(bytes <= SKILL_MAX_BYTES, `skill.md is ${bytes} bytes`);
   t.comment(`skill.md: ${bytes} bytes`);
 });
