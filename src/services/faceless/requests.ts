@@ -22,6 +22,7 @@ import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../billing/credits.ts';
 import { supportedWriterLanguage } from '../../providers/writer/index.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
+import { brandColors } from '../assets/brand-colors.ts';
 
 type S = components['schemas'];
 export type CreateFacelessBody = S['CreateFacelessVideoRequest'];
@@ -98,18 +99,6 @@ export function parseLanguage(value: string): { code: string; locale: string } |
 
 const speaks = (locales: readonly string[], code: string) => locales.some((l) => l.toLowerCase().split('-')[0] === code);
 
-const HEX = /^#[0-9a-fA-F]{6}$/;
-function brandColors(kitData: unknown): string[] {
-  const data = (kitData ?? {}) as Record<string, unknown>;
-  const candidates = [
-    ...(Array.isArray(data.colors) ? data.colors : []),
-    data.primary_color,
-    data.secondary_color,
-    data.accent_color,
-    ...(Array.isArray(data.palette) ? data.palette : []),
-  ];
-  return [...new Set(candidates.filter((c): c is string => typeof c === 'string' && HEX.test(c)).map((c) => c.toUpperCase()))];
-}
 
 const words = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).length;
 

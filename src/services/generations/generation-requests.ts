@@ -13,6 +13,7 @@ import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../billing/credits.ts';
 import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from '../catalog/catalog-data.ts';
 import { resolveDimensions } from '../../providers/types.ts';
+import { brandColors } from '../assets/brand-colors.ts';
 
 /** The request body as the contract defines it (defaults already filled in by the validator). */
 export type CreateGenerationBody = components['schemas']['CreateGenerationRequest'];
@@ -60,7 +61,6 @@ export interface ResolvedGeneration extends Priced {
 export const ASPECT_RATIOS = ['1:1', '4:5', '5:4', '9:16', '16:9', '2:3', '3:2', '3:4', '4:3', '21:9'] as const;
 const IMAGE_RESOLUTIONS = ['1K', '2K', '4K'];
 const VIDEO_RESOLUTIONS = ['480p', '720p', '1080p'];
-const HEX = /^#[0-9a-fA-F]{6}$/;
 
 const TEMPLATE_SECTION: Record<Exclude<GenerationType, 'ai_model'>, string> = {
   static_ad: 'static_ads',
@@ -86,17 +86,6 @@ export function priceOf(unit: { credits: number; credits_per_second?: number; de
   return unit.credits_per_second * duration;
 }
 
-function brandColors(kitData: unknown): string[] {
-  const data = (kitData ?? {}) as Record<string, unknown>;
-  const candidates = [
-    ...(Array.isArray(data.colors) ? data.colors : []),
-    data.primary_color,
-    data.secondary_color,
-    data.accent_color,
-    ...(Array.isArray(data.palette) ? data.palette : []),
-  ];
-  return [...new Set(candidates.filter((c): c is string => typeof c === 'string' && HEX.test(c)).map((c) => c.toUpperCase()))];
-}
 
 export interface ResolveDeps {
   /** The charged command's transaction (or the database). */

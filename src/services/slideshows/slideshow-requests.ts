@@ -14,6 +14,7 @@ import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../billing/credits.ts';
 import { findPublicAvatar, slideshowCredits } from '../catalog/catalog-data.ts';
 import { FRAME_SIZES } from '../editor/model.ts';
+import { brandColors } from '../assets/brand-colors.ts';
 
 export type CreateSlideshowBody = components['schemas']['CreateSlideshowRequest'];
 export type SlideshowAspect = NonNullable<CreateSlideshowBody['aspect_ratio']>;
@@ -45,7 +46,6 @@ export interface ResolvedSlideshow extends Priced {
   spec: SlideshowSpec;
 }
 
-const HEX = /^#[0-9a-fA-F]{6}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** What the editor's text style accepts as a font family name. */
 const FONT_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]*$/;
@@ -66,14 +66,7 @@ export function titleFromPrompt(prompt: string): string {
 /** The kit's colours (#RRGGBB, upper case, first = background), logo URL and fonts, from its free-form data. */
 export function brandKitLook(kitData: unknown): { colors: string[]; logoUrl?: string; fonts: string[] } {
   const data = (kitData ?? {}) as Record<string, unknown>;
-  const candidates = [
-    ...(Array.isArray(data.colors) ? data.colors : []),
-    data.primary_color,
-    data.secondary_color,
-    data.accent_color,
-    ...(Array.isArray(data.palette) ? data.palette : []),
-  ];
-  const colors = [...new Set(candidates.filter((c): c is string => typeof c === 'string' && HEX.test(c)).map((c) => c.toUpperCase()))];
+  const colors = brandColors(kitData);
   const logo = [data.logo_url, data.logo].find((v): v is string => typeof v === 'string' && /^https?:\/\//i.test(v));
   const rawFonts = Array.isArray(data.fonts) ? data.fonts : typeof data.fonts === 'object' && data.fonts ? Object.values(data.fonts) : [];
   const fonts = rawFonts
