@@ -4,13 +4,12 @@
 // finished export does nothing; a re-run of an interrupted one renders again and overwrites.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../context.ts';
-import { media } from '../db/schema/index.ts';
 import { FfmpegError, probe } from '../media/ffmpeg.ts';
-import { renderTimeline, type RenderMedia } from '../media/timeline.ts';
+import { renderTimeline } from '../media/timeline.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { completeExport, exportProgress, failExport, isCanceled, startExport, type ExportSnapshot } from '../services/editor/exports.ts';
+import { copyTimelineMedia } from '../services/editor/render-inputs.ts';
 import { defineJob, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES } from './queue.ts';
 
@@ -46,16 +45,7 @@ async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools:
   }, CANCEL_POLL_MS);
   const signal = AbortSignal.any([tools.signal, cancel.signal]);
   try {
-    const ids = [...new Set(snap.timeline.items.map((i) => i.media_id).filter((id): id is string => Boolean(id)))];
-    const rows = ids.length ? await ctx.db.select().from(media).where(and(eq(media.orgId, row.orgId), inArray(media.id, ids))) : [];
-    const files = new Map<string, RenderMedia>();
-    for (const m of rows) {
-      // The renderer reads copies in its own folder, each with the demuxer of its sniffed type.
-      const file = path.join(workDir, `input-${m.id}${path.extname(m.storageKey)}`);
-      await ctx.storage.copyToFile(m.storageKey, file);
-      files.set(m.id, { path: file, type: m.contentType, kind: m.kind, width: m.width, height: m.height, durationSeconds: m.durationSeconds, hasAudio: m.hasAudio });
-    }
-    const lost = ids.filter((id) => !files.has(id));
+    const { files, lost } = await copyTimelineMedia(ctx, row.orgId, snap.timeline, workDir);
     if (lost.length) throw new MissingMedia(`media ${lost.join(', ')} of the project no longer exist`);
     const out = path.join(workDir, 'export.mp4');
     await renderTimeline({ width: snap.width, height: snap.height, fps: snap.fps, tracks: snap.timeline.tracks, items: snap.timeline.items, media: files }, workDir, out, {

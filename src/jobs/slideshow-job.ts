@@ -20,7 +20,7 @@ import { media } from '../db/schema/index.ts';
 import { FfmpegError, probe, extractFrame } from '../media/ffmpeg.ts';
 import { sniff } from '../media/inspect.ts';
 import { pixelProblem } from '../media/limits.ts';
-import { renderTimeline, type RenderMedia } from '../media/timeline.ts';
+import { renderTimeline } from '../media/timeline.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
 import { isNotFound } from '../storage/index.ts';
@@ -29,6 +29,7 @@ import { createWriter } from '../providers/writer/index.ts';
 import { WriterFailed, type SlideCopy, type Writer } from '../providers/writer/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
 import { addTrack, baseItem, frontLayer, mediaLayer, newItemId, t3, TEXT_DEFAULTS, textBlockHeight, textTransform, type Timeline } from '../services/editor/model.ts';
+import { copyTimelineMedia } from '../services/editor/render-inputs.ts';
 import type { SlideshowSpec } from '../services/slideshows/slideshow-requests.ts';
 import {
   completeSlideshow,
@@ -288,15 +289,7 @@ async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, 
     tools.progress('video', 75);
     const project = await loadProject(ctx, s);
     const tl = project.timeline as Timeline;
-    const ids = [...new Set(tl.items.map((i) => i.media_id).filter((id): id is string => Boolean(id)))];
-    const rows = ids.length ? await ctx.db.select().from(media).where(and(eq(media.orgId, s.orgId), inArray(media.id, ids))) : [];
-    const files = new Map<string, RenderMedia>();
-    for (const m of rows) {
-      const file = path.join(workDir, `input-${m.id}${path.extname(m.storageKey)}`);
-      await ctx.storage.copyToFile(m.storageKey, file);
-      files.set(m.id, { path: file, type: m.contentType, kind: m.kind, width: m.width, height: m.height, durationSeconds: m.durationSeconds, hasAudio: m.hasAudio });
-    }
-    const lost = ids.filter((id) => !files.has(id));
+    const { files, lost } = await copyTimelineMedia(ctx, s.orgId, tl, workDir);
     if (lost.length) {
       throw new JobFailure({ code: 'input_unavailable', message: `Media ${lost.join(', ')} of the project no longer exist`, retryable: false, context: { video_id: s.videoId } });
     }
