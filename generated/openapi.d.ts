@@ -1253,7 +1253,7 @@ export interface components {
             model_slug?: string;
             /** @description For ai_model; a variant of the selected model. Defaults to the model's default_variant_id. */
             variant_id?: string;
-            /** @description A presets[].id of the selected template. */
+            /** @description A presets[].id of the selected template; sets the layout and, without brand or reference colours, the colours. */
             preset_id?: string | null;
             /**
              * @description Output aspect ratio; common values 1:1, 9:16, 16:9, 4:5, auto. Defaults to the template's or variant's default.
@@ -1275,14 +1275,14 @@ export interface components {
             quality_tier: "high" | "low";
             /**
              * Format: int64
-             * @description A brand_kits[].id of GET /assets.
+             * @description A brand_kits[].id of GET /assets; its colours, logo and fonts are used.
              */
             brand_kit_id?: number;
-            /** @description A custom or public avatar (avatars[].id of GET /assets). */
+            /** @description A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model. */
             avatar_id?: string;
             /**
              * Format: uuid
-             * @description A ready saved reference (POST /reference-inspirations).
+             * @description A ready saved reference (POST /reference-inspirations); its colours are used when no brand kit is given.
              */
             custom_reference_inspiration_id?: string | null;
             /** @description Public image URLs used as references. */

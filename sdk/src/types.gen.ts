@@ -644,7 +644,7 @@ export type CreateGenerationRequest = {
      */
     variant_id?: string;
     /**
-     * A presets[].id of the selected template.
+     * A presets[].id of the selected template; sets the layout and, without brand or reference colours, the colours.
      */
     preset_id?: string | null;
     /**
@@ -664,15 +664,15 @@ export type CreateGenerationRequest = {
      */
     quality_tier?: 'high' | 'low';
     /**
-     * A brand_kits[].id of GET /assets.
+     * A brand_kits[].id of GET /assets; its colours, logo and fonts are used.
      */
     brand_kit_id?: number;
     /**
-     * A custom or public avatar (avatars[].id of GET /assets).
+     * A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model.
      */
     avatar_id?: string;
     /**
-     * A ready saved reference (POST /reference-inspirations).
+     * A ready saved reference (POST /reference-inspirations); its colours are used when no brand kit is given.
      */
     custom_reference_inspiration_id?: string | null;
     /**

@@ -1,21 +1,26 @@
 // The generation jobs (one queue for images, one for video renders, the same work): gather the
-// inputs (reference URLs through the guarded client, media from storage), run the configured
+// inputs (reference URLs through the guarded client, media from storage; the brand kit's logo
+// and the avatar's portrait; a custom reference's colours), run the configured
 // provider, store the output and complete the generation. Failures become the generation's error
 // with a refund once no retry follows (defineJob). At-least-once delivery: every step can run
 // twice (see services/generations/generations.ts).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
+import sharp from 'sharp';
 import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
-import { media } from '../db/schema/index.ts';
+import { media, referenceInspirations } from '../db/schema/index.ts';
 import type { MediaFile } from '../media/ffmpeg.ts';
 import { inspect, MediaRejected, sniff } from '../media/inspect.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
 import { createProvider } from '../providers/index.ts';
 import { ProviderError, type GenerationJob, type Provider } from '../providers/types.ts';
+import { isNotFound } from '../storage/index.ts';
+import { findTemplate, PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
 import type { MediaInput } from '../services/generations/generation-requests.ts';
+import { referenceColors } from '../services/references/reference-colors.ts';
 import { completeGeneration, failGeneration, reportProgress, startAttempt, type GenerationRow } from '../services/generations/generations.ts';
 import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES, type QueueName } from './queue.ts';
@@ -96,12 +101,49 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
       throw err;
     }
   };
+  // Assets: the kit's logo and the avatar's portrait, read now (uploads from storage, checked
+  // when uploaded; older URL assets through the guarded client, checked like references).
+  const stored = async (key: string, field: string): Promise<Buffer> =>
+    ctx.storage.readBuffer(key).catch((err: unknown) => {
+      if (isNotFound(err)) throw new JobFailure({ code: 'input_unavailable', message: `${field}: the stored image is gone`, retryable: false, context: { field, reason: 'missing' } });
+      throw err;
+    });
+  const kit = spec.brandKit;
+  const logo = kit?.logoKey ? await stored(kit.logoKey, 'brand_kit_id') : kit?.logoUrl ? await referenceImage({ url: kit.logoUrl }, 'brand_kit_id') : undefined;
+  const avatar = spec.avatar;
+  let avatarImage: Buffer | undefined;
+  if (avatar?.imageKey) avatarImage = await stored(avatar.imageKey, 'avatar_id');
+  else if (avatar && (avatar.source === 'catalog' || !/^https?:\/\//i.test(avatar.imageUrl))) {
+    // A catalog avatar: its portrait among our own preview files (SVG, rasterised here).
+    const file = new URL(avatar.imageUrl, PREVIEWS_DIR_URL);
+    if (!file.href.startsWith(PREVIEWS_DIR_URL.href)) throw new JobFailure({ code: 'input_unavailable', message: `avatar ${avatar.id} has no portrait`, retryable: false, context: { field: 'avatar_id' } });
+    avatarImage = await sharp(await fs.readFile(file), { density: 144 }).png().toBuffer();
+  } else if (avatar?.imageUrl) avatarImage = await referenceImage({ url: avatar.imageUrl }, 'avatar_id');
   return {
+    logo,
+    avatarImage,
+    referenceColors:
+      spec.customReferenceInspirationId && !kit?.colors.length ? await customReferenceColors(ctx, g.orgId, spec.customReferenceInspirationId, workDir, signal) : undefined,
     referenceImages: await Promise.all(spec.references.map((r, i) => referenceImage(r, `reference_image_urls[${i}]`))),
     sourceVideo: await toFile(spec.sourceVideo, 'source_video', 'source-video'),
     motionVideo: await toFile(spec.motionVideo, 'motion_video', 'motion-video'),
     audio: await toFile(spec.audio, 'audio', 'audio'),
   };
+}
+
+/** The palette of a custom reference (gone since the charge: none). */
+async function customReferenceColors(ctx: AppContext, orgId: string, id: string, workDir: string, signal: AbortSignal | undefined): Promise<string[]> {
+  const [ref] = await ctx.db
+    .select({ mediaIds: referenceInspirations.mediaIds })
+    .from(referenceInspirations)
+    .where(and(eq(referenceInspirations.id, id), eq(referenceInspirations.orgId, orgId)));
+  return ref ? referenceColors(ctx, orgId, ref.mediaIds, workDir, signal) : [];
+}
+
+/** Position of a preset among its template's presets (-1 when the catalog no longer has it). */
+function presetIndexOf(templateSlug: string | undefined, presetId: string | undefined): number | undefined {
+  if (!templateSlug || !presetId) return undefined;
+  return findTemplate(templateSlug)?.presets.findIndex((p) => p.id === presetId);
 }
 
 function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean } {
@@ -150,6 +192,11 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
         brandName: spec.brandKit?.name,
         generateAudio: spec.generateAudio,
         avatarName: spec.avatar?.name,
+        avatarImage: inputs.avatarImage,
+        presetIndex: presetIndexOf(spec.templateSlug, spec.presetId),
+        logo: inputs.logo,
+        fonts: spec.brandKit?.fonts,
+        referenceColors: inputs.referenceColors,
         referenceImages: inputs.referenceImages ?? [],
         maxInputPixels: ctx.config.mediaMaxPixels,
         sourceVideo: inputs.sourceVideo,

@@ -28,6 +28,7 @@ import { overlayTextColours, renderSlide, slideGeometry, SlideInputError, slideP
 import { createWriter } from '../providers/writer/index.ts';
 import { WriterFailed, type SlideCopy, type Writer } from '../providers/writer/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
+import { referenceColors } from '../services/references/reference-colors.ts';
 import { addTrack, baseItem, frontLayer, mediaLayer, newItemId, t3, TEXT_DEFAULTS, textBlockHeight, textTransform, type Timeline } from '../services/editor/model.ts';
 import { copyTimelineMedia } from '../services/editor/render-inputs.ts';
 import type { SlideshowSpec } from '../services/slideshows/slideshow-requests.ts';
@@ -105,29 +106,6 @@ interface SlideInputs {
   products: Buffer[];
   avatar?: Buffer;
   logo?: Buffer;
-}
-
-/** The main colours of the reference's first stored image (or its first video's first frame). */
-async function referenceColors(ctx: AppContext, s: SlideshowRow, workDir: string, signal: AbortSignal): Promise<string[]> {
-  const ref = s.spec.reference;
-  if (!ref?.mediaIds.length) return [];
-  const rows = await ctx.db
-    .select()
-    .from(media)
-    .where(and(eq(media.orgId, s.orgId), inArray(media.id, ref.mediaIds)));
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const ordered = ref.mediaIds.map((id) => byId.get(id)).filter((r) => r !== undefined);
-  const image = ordered.find((r) => r.kind === 'image');
-  let bytes: Buffer | undefined;
-  if (image) bytes = await ctx.storage.readBuffer(image.storageKey);
-  else {
-    const video = ordered.find((r) => r.kind === 'video');
-    if (!video) return [];
-    const file = path.join(workDir, `reference${path.extname(video.storageKey)}`);
-    await ctx.storage.copyToFile(video.storageKey, file);
-    bytes = await extractFrame({ path: file, type: video.contentType }, 0, { signal });
-  }
-  return imagePalette(bytes, ctx.config.mediaMaxPixels);
 }
 
 async function gatherInputs(ctx: AppContext, s: SlideshowRow, signal: AbortSignal): Promise<SlideInputs> {
@@ -238,7 +216,7 @@ async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, 
     // 2. Slides (those an earlier attempt recorded are kept).
     const recorded = await recordedSlides(ctx, s.id);
     const needSlides = recorded.size < count;
-    const refColors = needSlides || s.projectVersion === null ? await referenceColors(ctx, s, workDir, signal) : [];
+    const refColors = needSlides || s.projectVersion === null ? await referenceColors(ctx, s.orgId, s.spec.reference?.mediaIds ?? [], workDir, signal) : [];
     const palette = slidePalette({ brandColors: spec.brandKit?.colors, referenceColors: refColors, prompt: spec.prompt });
     const inputs = needSlides ? await gatherInputs(ctx, s, signal) : undefined;
     const texts = Array.from({ length: count }, (_, i) => (spec.generateTextOverlays ? slideText(copy, i) : null));

@@ -36,6 +36,16 @@ export interface GenerationJob {
   audio?: MediaFile;
   generateAudio: boolean;
   avatarName?: string;
+  /** The avatar's portrait (PNG, JPEG or WebP bytes), composited as the presenter (static, video and UGC ads). */
+  avatarImage?: Buffer;
+  /** Position of presetId in its template's presets (picks the preset's arrangement). */
+  presetIndex?: number;
+  /** The brand kit's logo (PNG, JPEG or WebP bytes, checked at upload), drawn in the top-right corner. */
+  logo?: Buffer;
+  /** The brand kit's fonts (bundled DejaVu family names): the first sets the headline, the second (else the first) the other texts. */
+  fonts?: string[];
+  /** A custom reference's colours ('#RRGGBB', most dominant first): the palette when there is no brand kit. */
+  referenceColors?: string[];
 }
 
 export interface ProviderResult {

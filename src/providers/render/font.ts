@@ -18,3 +18,27 @@ export const FAMILY_REGULAR = 'DejaVu Sans';
 for (const f of [FONT_BOLD, FONT_REGULAR]) {
   if (!existsSync(f)) throw new Error(`font file missing: ${f} (is the dejavu-fonts-ttf package installed?)`);
 }
+
+/** The bundled families a brand kit may name (spec: BrandKitFont), each with its regular and bold file. */
+const FAMILIES: Record<string, { regular: string; bold: string }> = {
+  'DejaVu Sans': { regular: 'DejaVuSans.ttf', bold: 'DejaVuSans-Bold.ttf' },
+  'DejaVu Sans Condensed': { regular: 'DejaVuSansCondensed.ttf', bold: 'DejaVuSansCondensed-Bold.ttf' },
+  'DejaVu Sans Mono': { regular: 'DejaVuSansMono.ttf', bold: 'DejaVuSansMono-Bold.ttf' },
+  'DejaVu Serif': { regular: 'DejaVuSerif.ttf', bold: 'DejaVuSerif-Bold.ttf' },
+  'DejaVu Serif Condensed': { regular: 'DejaVuSerifCondensed.ttf', bold: 'DejaVuSerifCondensed-Bold.ttf' },
+};
+
+export interface FontFace {
+  /** Pango font description family (with the weight word for bold). */
+  family: string;
+  file: string;
+}
+
+/**
+ * The face of a bundled family by name (case-insensitive, e.g. a brand kit's font), or DejaVu
+ * Sans when the name is not one of the bundled families.
+ */
+export function fontFace(name: string | undefined, bold: boolean): FontFace {
+  const key = Object.keys(FAMILIES).find((k) => k.toLowerCase() === (name ?? '').trim().toLowerCase()) ?? 'DejaVu Sans';
+  return { family: bold ? `${key} Bold` : key, file: path.join(dir, FAMILIES[key][bold ? 'bold' : 'regular']) };
+}

@@ -5,7 +5,7 @@
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { ProviderError, type GenerationJob, type ImageFormat } from '../types.ts';
-import { FAMILY_BOLD, FAMILY_REGULAR, FONT_BOLD, FONT_REGULAR } from './font.ts';
+import { fontFace, type FontFace } from './font.ts';
 import {
   badgeFrom,
   computeLayout,
@@ -42,20 +42,19 @@ interface TextLayer {
 }
 
 /**
- * Sets pango markup with DejaVu Sans. `fit`: as large as fits in box (capped at maxPx);
+ * Sets pango markup in `face` (bold DejaVu Sans by default). `fit`: as large as fits in box (capped at maxPx);
  * `px`: a fixed size, wrapped at box width.
  */
 async function setText(
   markup: string,
   box: { w: number; h: number },
-  o: { bold?: boolean; align?: 'left' | 'centre'; px?: number; maxPx?: number; spacing?: number },
+  o: { face?: FontFace; align?: 'left' | 'centre'; px?: number; maxPx?: number; spacing?: number },
 ): Promise<TextLayer> {
-  const family = o.bold === false ? FAMILY_REGULAR : FAMILY_BOLD;
-  const fontfile = o.bold === false ? FONT_REGULAR : FONT_BOLD;
+  const face = o.face ?? fontFace(undefined, true);
   const base = {
     text: markup,
-    font: `${family} 12`,
-    fontfile,
+    font: `${face.family} 12`,
+    fontfile: face.file,
     width: Math.max(1, box.w),
     align: o.align ?? 'centre',
     rgba: true,
@@ -214,24 +213,95 @@ async function slotImage(job: GenerationJob, layout: AdLayout, palette: Palette,
   }
 }
 
+/** Headline face: the brand kit's first font; other texts: its second, else its first. Bold DejaVu Sans without a kit. */
+export function facesFor(job: Pick<GenerationJob, 'fonts'>): { headFace: FontFace; bodyFace: FontFace } {
+  const fonts = job.fonts ?? [];
+  return { headFace: fontFace(fonts[0], true), bodyFace: fontFace(fonts[1] ?? fonts[0], true) };
+}
+
+function boundsOf(rects: Rect[]): Rect {
+  const x0 = Math.min(...rects.map((a) => a.x));
+  const y0 = Math.min(...rects.map((a) => a.y));
+  const x1 = Math.max(...rects.map((a) => a.x + a.w));
+  const y1 = Math.max(...rects.map((a) => a.y + a.h));
+  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+}
+
+/** Decodes an asset image (avatar portrait, logo) within the pixel limit, or a non-retryable ProviderError naming it. */
+function assetImage(job: GenerationJob, bytes: Buffer, what: string, code: string) {
+  const img = sharp(bytes, { failOn: 'error', limitInputPixels: job.maxInputPixels ?? DEFAULT_PIXEL_LIMITS.maxPixels }).rotate();
+  const fail = (err: unknown): never => {
+    throw new ProviderError(`${what} could not be decoded: ${(err as Error).message}`, { retryable: false, code, cause: err });
+  };
+  return { img, fail };
+}
+
+/** The avatar's portrait cover-fitted (centred) into `box`, as raw RGBA. */
+async function avatarPixels(job: GenerationJob, box: Rect): Promise<Buffer> {
+  const { img, fail } = assetImage(job, job.avatarImage!, 'the avatar image', 'invalid_avatar_image');
+  return img.resize(box.w, box.h, { fit: 'cover', position: 'centre' }).ensureAlpha().raw().toBuffer().catch(fail);
+}
+
+async function avatarLayer(job: GenerationJob, box: Rect, _shape: 'fill'): Promise<OverlayOptions> {
+  return { input: await avatarPixels(job, box), raw: { width: box.w, height: box.h, channels: 4 }, left: box.x, top: box.y };
+}
+
+/** The presenter disc: the portrait cut round, with a ring in the accent colour. */
+async function avatarDisc(job: GenerationJob, box: Rect, palette: Palette): Promise<OverlayOptions[]> {
+  const d = box.w;
+  const mask = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${d}" height="${d}"><circle cx="${d / 2}" cy="${d / 2}" r="${d / 2}" fill="#fff"/></svg>`);
+  const face = await sharp(await avatarPixels(job, box), { raw: { width: d, height: d, channels: 4 } })
+    .composite([{ input: mask, blend: 'dest-in' }])
+    .png({ compressionLevel: 0 })
+    .toBuffer();
+  const sw = Math.max(2, r(d * 0.035));
+  const ring = `<svg xmlns="http://www.w3.org/2000/svg" width="${d}" height="${d}"><circle cx="${d / 2}" cy="${d / 2}" r="${d / 2 - sw / 2}" fill="none" stroke="${palette.accent}" stroke-width="${sw}"/></svg>`;
+  return [
+    { input: face, left: box.x, top: box.y },
+    { input: Buffer.from(ring), left: box.x, top: box.y },
+  ];
+}
+
+/** The logo fitted inside `box` (never enlarged past it), right-aligned and vertically centred. */
+async function logoLayer(job: GenerationJob, box: Rect): Promise<OverlayOptions> {
+  const { img, fail } = assetImage(job, job.logo!, 'the brand kit logo', 'invalid_logo');
+  const { data, info } = await img
+    .resize(box.w, box.h, { fit: 'inside' })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true })
+    .catch(fail);
+  return { input: data, raw: { width: info.width, height: info.height, channels: 4 }, left: box.x + box.w - info.width, top: box.y + r((box.h - info.height) / 2) };
+}
+
 /** Renders the ad of `job` (at job.width × job.height) into RGBA pixels. */
 export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'): Promise<ComposedAd> {
   const layout = computeLayout(job, mode);
   const palette = paletteFor(job);
   const { unit: u } = layout;
-  const seed = `${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}|${layout.kind}`;
+  // A preset has decorations of its own (the background variant is seeded by it).
+  const seed = `${job.prompt}|${job.templateSlug ?? job.modelSlug ?? ''}|${layout.kind}${job.presetId ? `|${job.presetId}` : ''}`;
   const headline = headlineFrom(job.prompt, job.title);
+  const { headFace, bodyFace } = facesFor(job);
   const layers: OverlayOptions[] = [];
   const svg = (s: string, left: number, top: number): OverlayOptions => ({ input: Buffer.from(s), left, top });
 
   if (mode === 'full') {
-    layers.push(...(await productCard(layout)));
+    if (layout.avatar && layout.avatarShape === 'fill') {
+      // UGC: the presenter is the picture; the product sits in a card on it.
+      layers.push(await avatarLayer(job, layout.avatar, 'fill'));
+      const area = boundsOf(layout.slots);
+      const pad = Math.max(2, r(u * 0.012));
+      const box = { x: area.x - pad, y: area.y - pad, w: area.w + 2 * pad, h: area.h + 2 * pad };
+      layers.push(svg(`<svg xmlns="http://www.w3.org/2000/svg" width="${box.w}" height="${box.h}"><rect width="${box.w}" height="${box.h}" rx="${pad}" fill="#ffffff"/></svg>`, box.x, box.y));
+    } else layers.push(...(await productCard(layout)));
     for (let i = 0; i < layout.slots.length; i++) layers.push(await slotImage(job, layout, palette, i));
+    if (layout.avatar && layout.avatarShape === 'disc') layers.push(...(await avatarDisc(job, layout.avatar, palette)));
     // Slot labels (split layouts): pills in the top-left of each pane.
     for (let i = 0; i < layout.slotLabels.length && i < layout.slots.length; i++) {
       const slot = layout.slots[i];
       const px = Math.max(8, r(u * 0.035));
-      const t = await setText(span(layout.slotLabels[i].toUpperCase(), i === 0 ? '#ffffff' : palette.onAccent), { w: slot.w, h: px * 2 }, { px });
+      const t = await setText(span(layout.slotLabels[i].toUpperCase(), i === 0 ? '#ffffff' : palette.onAccent), { w: slot.w, h: px * 2 }, { px, face: bodyFace });
       const pad = r(px * 0.6);
       const pw = Math.min(slot.w, t.width + 2 * pad);
       const ph = Math.min(slot.h, t.height + pad);
@@ -247,7 +317,7 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
   let headMarkup = span(layout.kind === 'quote' ? `“${headline}”` : headline, headColour);
   if (layout.kind === 'quote') headMarkup += `\n<span size="55%" foreground="${mode === 'overlay' ? '#ffd54a' : palette.accent}">★★★★★</span>`;
   const headMax = r(u * (layout.kind === 'model' ? 0.05 : layout.kind === 'ugc' ? 0.065 : 0.1));
-  const head = await setText(headMarkup, layout.headline, { align, maxPx: headMax, spacing: 0 });
+  const head = await setText(headMarkup, layout.headline, { align, maxPx: headMax, spacing: 0, face: headFace });
   const headPos = place(layout, layout.headline, head.width, head.height, align, layout.kind === 'ugc' ? 'bottom' : 'middle');
   if (layout.kind === 'ugc') {
     // Caption box behind the text, for legibility over the picture.
@@ -271,16 +341,19 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
     if (job.brandName) parts.push(job.brandName.toUpperCase());
     const px = Math.max(8, r(layout.brand.h * 0.62));
     const colour = mode === 'overlay' ? '#ffffff' : palette.onPrimary;
-    const t = await setText(`<span foreground="${colour}" letter_spacing="${r(px * 0.1 * 1024)}">${escXml(parts.join('  ·  '))}</span>`, layout.brand, { px, align });
+    const t = await setText(`<span foreground="${colour}" letter_spacing="${r(px * 0.1 * 1024)}">${escXml(parts.join('  ·  '))}</span>`, layout.brand, { px, align, face: bodyFace });
     const pos = place(layout, layout.brand, Math.min(t.width, layout.brand.w), t.height, align, 'middle');
     layers.push({ input: t.input, left: pos.left, top: pos.top });
   }
+
+  // Logo: fitted inside its box, right-aligned, vertically centred.
+  if (layout.logo && job.logo) layers.push(await logoLayer(job, layout.logo));
 
   // CTA button.
   if (layout.cta) {
     const c = layout.cta;
     const px = Math.max(8, r(c.h * 0.4));
-    const t = await setText(span(`${ctaFrom(job.prompt, job.type)}  →`, palette.onAccent), { w: c.w, h: c.h }, { px });
+    const t = await setText(span(`${ctaFrom(job.prompt, job.type)}  →`, palette.onAccent), { w: c.w, h: c.h }, { px, face: bodyFace });
     const bw = Math.max(Math.min(c.w, t.width + r(c.h * 1.2)), r(c.w * 0.5));
     const bx = align === 'left' ? c.x : c.x + r((c.w - bw) / 2);
     layers.push(
@@ -308,7 +381,7 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
         y0,
       ),
     );
-    const t = await setText(span(badgeFrom(job.prompt, job.templateSlug ?? ''), palette.onAccent), { w: r(b.r * 1.4), h: r(b.r * 0.8) }, { maxPx: r(b.r * 0.6) });
+    const t = await setText(span(badgeFrom(job.prompt, job.templateSlug ?? ''), palette.onAccent), { w: r(b.r * 1.4), h: r(b.r * 0.8) }, { maxPx: r(b.r * 0.6), face: bodyFace });
     const left = Math.max(0, Math.min(layout.width - t.width, b.cx - r(t.width / 2)));
     const top = Math.max(0, Math.min(layout.height - t.height, b.cy - r(t.height / 2)));
     layers.push({ input: t.input, left, top });

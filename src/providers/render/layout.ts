@@ -46,6 +46,45 @@ export interface AdLayout {
   caption: Rect;
   /** A corner square that always shows palette.primary in a composed ad. */
   corner: Rect;
+  /** The brand kit's logo box (top right, the end of the brand band); the logo is fitted inside it, right-aligned. */
+  logo: Rect | null;
+  /** The avatar: the whole picture of a UGC ad, else a presenter disc (the rect is its bounding square) in the product card. */
+  avatar: Rect | null;
+  avatarShape: 'fill' | 'disc';
+  /** The preset's arrangement (standard without a preset). */
+  arrangement: Arrangement;
+}
+
+/** How a preset arranges an ad: standard; flipped (product before the headline, or mirrored when landscape); inset (a smaller product frame). */
+export type Arrangement = 'standard' | 'flipped' | 'inset';
+export type PresetTone = 'dark' | 'light' | 'warm' | 'vivid';
+
+export interface PresetLook {
+  arrangement: Arrangement;
+  /** The colour mood its name asks for (used when neither a brand kit nor a reference gives colours). */
+  tone: PresetTone | null;
+}
+
+const ARRANGEMENTS: Arrangement[] = ['standard', 'flipped', 'inset'];
+
+/**
+ * A template preset's look: its arrangement by its place among the template's presets (so the
+ * presets of one template differ in layout), its tone by the words of its id.
+ */
+export function presetLook(job: Pick<GenerationJob, 'presetId' | 'presetIndex'>): PresetLook | null {
+  if (!job.presetId) return null;
+  const index = job.presetIndex !== undefined && job.presetIndex >= 0 ? job.presetIndex : hash32(job.presetId);
+  const id = job.presetId;
+  const tone: PresetTone | null = /noir|dark|night|moody|black|midnight/.test(id)
+    ? 'dark'
+    : /white|studio|pastel|soft|marble|minimal|clean|spring|paper|note|card|morning/.test(id)
+      ? 'light'
+      : /golden|sunset|cozy|kitchen|holiday|red|hot|warm|gift/.test(id)
+        ? 'warm'
+        : /neon|energy|vivid|kinetic|slam|pop|color/.test(id)
+          ? 'vivid'
+          : null;
+  return { arrangement: ARRANGEMENTS[index % ARRANGEMENTS.length], tone };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -136,8 +175,12 @@ function normaliseHex(c: string): string | null {
 }
 
 /** Brand colours when the job has any valid '#RRGGBB', else a palette from the prompt's hash. */
-export function paletteFor(job: Pick<GenerationJob, 'brandColors' | 'prompt' | 'title'>): Palette {
-  const brand = (job.brandColors ?? []).map(normaliseHex).filter((c): c is string => c !== null);
+export function paletteFor(job: Pick<GenerationJob, 'brandColors' | 'prompt' | 'title' | 'referenceColors' | 'presetId' | 'presetIndex'>): Palette {
+  const valid = (list: string[] | undefined) => (list ?? []).map(normaliseHex).filter((c): c is string => c !== null);
+  // Brand kit colours first, then the custom reference's colours.
+  let brand = valid(job.brandColors);
+  if (brand.length === 0) brand = valid(job.referenceColors);
+  const tone = presetLook(job)?.tone ?? null;
   let primary: string;
   let secondary: string;
   let accent: string;
@@ -146,6 +189,14 @@ export function paletteFor(job: Pick<GenerationJob, 'brandColors' | 'prompt' | '
     const [h, s, l] = rgbToHsl(primary);
     secondary = brand[1] ?? hslToHex(h, s, l > 50 ? l - 18 : l + 16);
     accent = brand[2] ?? brand[1] ?? hslToHex((h + 180) % 360, clamp(s + 10, 45, 90), 52);
+  } else if (tone) {
+    // The preset's mood, in a hue of its own.
+    const rand = rng(`palette:${job.presetId}`);
+    const hue = Math.floor(rand() * 360);
+    const [sat, light] = { dark: [25, 11], light: [30, 92], warm: [78, 45], vivid: [95, 50] }[tone];
+    primary = hslToHex(hue, sat, light);
+    secondary = hslToHex((hue + 20) % 360, sat, tone === 'light' ? 82 : tone === 'dark' ? 20 : light - 14);
+    accent = hslToHex((hue + 160) % 360, 85, tone === 'light' ? 45 : 58);
   } else {
     const rand = rng(`palette:${job.prompt || job.title}`);
     const hue = Math.floor(rand() * 360);
@@ -279,7 +330,15 @@ export function tile(area: Rect, n: number, g: number): Rect[] {
 
 export const inset = (a: Rect, d: number): Rect => ({ x: a.x + d, y: a.y + d, w: Math.max(2, a.w - 2 * d), h: Math.max(2, a.h - 2 * d) });
 
-type LayoutInput = Pick<GenerationJob, 'type' | 'templateSlug' | 'width' | 'height' | 'referenceImages' | 'brandName' | 'avatarName'>;
+type LayoutInput = Pick<GenerationJob, 'type' | 'templateSlug' | 'width' | 'height' | 'referenceImages' | 'brandName' | 'avatarName'> &
+  Partial<Pick<GenerationJob, 'presetId' | 'presetIndex' | 'logo' | 'avatarImage'>>;
+
+/** The logo box at the end of a brand band (the band's text keeps the rest). */
+function splitBand(band: Rect, hasLogo: boolean, gap: number): { text: Rect; logo: Rect | null } {
+  if (!hasLogo) return { text: band, logo: null };
+  const lw = Math.min(r(band.w * 0.45), r(band.h * 3));
+  return { text: { ...band, w: Math.max(2, band.w - lw - gap) }, logo: { x: band.x + band.w - lw, y: band.y, w: lw, h: band.h } };
+}
 
 /**
  * Where everything goes. `overlay`: the layout of texts over a source video (no product card, no
@@ -299,8 +358,10 @@ function overlayLayout(job: LayoutInput): AdLayout {
   const m = r(u * 0.06);
   const gap = r(u * 0.025);
   const hasBrandLine = Boolean(job.brandName || (kind === 'ugc' && job.avatarName));
-  const brand = hasBrandLine ? { x: m, y: m, w: W - 2 * m, h: r(u * 0.065) } : null;
-  const top = brand ? brand.y + brand.h + gap : m;
+  const band = hasBrandLine || job.logo ? { x: m, y: m, w: W - 2 * m, h: r(u * 0.065) } : null;
+  const split = band ? splitBand(band, Boolean(job.logo), gap) : null;
+  const brand = hasBrandLine && split ? split.text : null;
+  const top = band ? band.y + band.h + gap : m;
   const headline = { x: m, y: top, w: W - 2 * m, h: r(H * (orientation === 'landscape' ? 0.24 : 0.16)) };
   const ctaH = r(u * 0.1);
   const ctaW = r(u * 0.56);
@@ -325,6 +386,10 @@ function overlayLayout(job: LayoutInput): AdLayout {
     badge: null,
     caption,
     corner: { x: 0, y: 0, w: cornerSize, h: cornerSize },
+    logo: split?.logo ?? null,
+    avatar: null,
+    avatarShape: 'fill',
+    arrangement: presetLook(job)?.arrangement ?? 'standard',
   };
 }
 
@@ -338,60 +403,111 @@ function fullLayout(job: LayoutInput): AdLayout {
   const m = r(u * (kind === 'ugc' ? 0.04 : 0.06));
   const gap = r(u * 0.03);
   const hasBrandLine = Boolean(job.brandName || (kind === 'ugc' && job.avatarName));
+  const hasLogo = Boolean(job.logo);
+  const hasBand = hasBrandLine || hasLogo;
+  const arrangement: Arrangement = kind === 'model' ? 'standard' : (presetLook(job)?.arrangement ?? 'standard');
 
-  let brand: Rect | null = null;
+  let band: Rect | null = null;
   let headline: Rect;
   let product: Rect;
   let cta: Rect | null = null;
+  let logo: Rect | null = null;
 
   if (kind === 'model') {
     const strip = r(H * 0.11);
     product = { x: m, y: m, w: W - 2 * m, h: H - 2 * m - strip - gap };
     headline = { x: m, y: product.y + product.h + gap, w: W - 2 * m, h: strip };
+    if (hasLogo) {
+      // Over the picture's top-right corner.
+      const lh = r(u * 0.07);
+      const lw = r(lh * 3);
+      logo = { x: product.x + product.w - lw - r(u * 0.02), y: product.y + r(u * 0.02), w: lw, h: lh };
+    }
   } else if (orientation === 'landscape') {
     const colW = r(W * 0.44) - m;
-    brand = { x: m, y: m, w: colW, h: r(u * 0.07) };
+    band = { x: m, y: m, w: colW, h: r(u * 0.07) };
     const ctaH = r(u * 0.13);
     cta = { x: m, y: H - m - ctaH, w: r(colW * 0.75), h: ctaH };
-    const headTop = hasBrandLine ? brand.y + brand.h + gap : m;
+    const headTop = hasBand ? band.y + band.h + gap : m;
     headline = { x: m, y: headTop, w: colW, h: cta.y - gap - headTop };
     const px = r(W * 0.48);
     product = { x: px, y: m, w: W - m - px, h: H - 2 * m };
+    if (arrangement === 'inset') product = inset(product, r(Math.min(product.w, product.h) * 0.1));
   } else {
-    brand = { x: m, y: m, w: W - 2 * m, h: r(u * (kind === 'ugc' ? 0.07 : 0.065)) };
+    band = { x: m, y: m, w: W - 2 * m, h: r(u * (kind === 'ugc' ? 0.07 : 0.065)) };
     const ctaH = r(u * (orientation === 'portrait' ? 0.11 : 0.1));
     const ctaW = r(u * 0.56);
     cta = { x: r((W - ctaW) / 2), y: H - m - ctaH, w: ctaW, h: ctaH };
-    const top = hasBrandLine ? brand.y + brand.h + r(gap * 0.7) : m;
+    const top = hasBand ? band.y + band.h + r(gap * 0.7) : m;
     if (kind === 'ugc') {
       product = { x: m, y: top, w: W - 2 * m, h: cta.y - gap - top };
-      headline = { x: product.x + r(product.w * 0.06), y: product.y + r(product.h * 0.66), w: r(product.w * 0.88), h: r(product.h * 0.2) };
+      if (arrangement === 'inset') product = inset(product, m);
+      // Flipped: the caption box at the top of the picture instead of its lower part.
+      const hy = arrangement === 'flipped' ? 0.12 : 0.66;
+      headline = { x: product.x + r(product.w * 0.06), y: product.y + r(product.h * hy), w: r(product.w * 0.88), h: r(product.h * 0.2) };
     } else {
       const headFrac = { hero: 0.17, banner: 0.22, split: 0.15, quote: 0.22, grid: 0.15 }[kind] * (orientation === 'square' ? 1.1 : 1);
       headline = { x: m, y: top, w: W - 2 * m, h: r(H * headFrac) };
       const py = headline.y + headline.h + gap;
       const ph = cta.y - gap - py;
       const maxW = W - 2 * m;
-      const pw = kind === 'quote' ? r(maxW * 0.8) : orientation === 'square' ? Math.min(maxW, r(ph * 1.6)) : maxW;
+      let pw = kind === 'quote' ? r(maxW * 0.8) : orientation === 'square' ? Math.min(maxW, r(ph * 1.6)) : maxW;
+      if (arrangement === 'inset') pw = r(pw * 0.78);
       product = { x: r((W - pw) / 2), y: py, w: pw, h: ph };
+      if (arrangement === 'flipped') {
+        // The product first, the headline under it.
+        product = { ...product, y: top };
+        headline = { ...headline, y: top + product.h + gap };
+      }
     }
   }
-  if (!hasBrandLine) brand = null;
+  if (arrangement === 'flipped' && orientation === 'landscape' && kind !== 'model') {
+    // Mirrored: the text column on the right, the product on the left.
+    const mirror = (a: Rect): Rect => ({ ...a, x: W - a.x - a.w });
+    band = band && mirror(band);
+    headline = mirror(headline);
+    cta = cta && mirror(cta);
+    product = mirror(product);
+  }
+  let brand: Rect | null = null;
+  if (band && hasBand) {
+    const split = splitBand(band, hasLogo, gap);
+    brand = hasBrandLine ? split.text : null;
+    logo = split.logo;
+  }
 
   const border = Math.max(2, r(u * 0.014));
   const inner = inset(product, border);
   const g = Math.max(2, r(u * 0.01));
   const nRefs = job.referenceImages.length;
+  // The avatar: the whole UGC picture (the product moves into a card on it), else a presenter disc
+  // in the lower corner of the product card.
+  let avatar: Rect | null = null;
+  let productArea = inner;
+  if (job.avatarImage && kind !== 'model') {
+    if (kind === 'ugc') {
+      avatar = { ...product };
+      const cw = r(product.w * 0.42);
+      const ch = Math.min(cw, r(product.h * 0.3));
+      const cy = arrangement === 'flipped' ? product.y + r(product.h * 0.4) : product.y + r(product.h * 0.3);
+      const cx = arrangement === 'flipped' ? product.x + r(product.w * 0.05) : product.x + product.w - cw - r(product.w * 0.05);
+      productArea = { x: cx, y: cy, w: cw, h: ch };
+    } else {
+      const d = r(Math.min(inner.w, inner.h) * 0.4);
+      const off = border * 2;
+      avatar = { x: arrangement === 'flipped' ? inner.x + inner.w - d - off : inner.x + off, y: inner.y + inner.h - d - off, w: d, h: d };
+    }
+  }
   let slots: Rect[];
   let slotLabels: string[] = [];
   if (kind === 'split') {
-    slots = tile(inner, 2, g);
+    slots = tile(productArea, 2, g);
     const comparison = /-vs-|versus|comparison/.test(job.templateSlug ?? '');
     slotLabels = comparison ? ['Them', 'Us'] : /problem/.test(job.templateSlug ?? '') ? ['Problem', 'Solution'] : ['Before', 'After'];
   } else if (kind === 'grid') {
-    slots = tile(inner, Math.max(4, Math.min(nRefs, 9)), g);
+    slots = tile(productArea, Math.max(4, Math.min(nRefs, 9)), g);
   } else {
-    slots = tile(inner, Math.max(1, Math.min(nRefs, 10)), g);
+    slots = tile(productArea, Math.max(1, Math.min(nRefs, 10)), g);
   }
 
   const badge =
@@ -401,7 +517,9 @@ function fullLayout(job: LayoutInput): AdLayout {
   const capH = r(Math.min(product.h * 0.3, u * 0.2));
   const caption =
     kind === 'ugc'
-      ? { x: product.x + r(product.w * 0.05), y: product.y + r(product.h * 0.08), w: r(product.w * 0.9), h: capH }
+      ? arrangement === 'flipped'
+        ? { x: product.x + r(product.w * 0.05), y: product.y + r(product.h * 0.7), w: r(product.w * 0.9), h: capH }
+        : { x: product.x + r(product.w * 0.05), y: product.y + r(product.h * 0.08), w: r(product.w * 0.9), h: capH }
       : { x: product.x + r(product.w * 0.04), y: product.y + product.h - capH - r(u * 0.03), w: r(product.w * 0.92), h: capH };
 
   const cornerSize = Math.max(2, Math.min(m, r(u * 0.04)));
@@ -421,5 +539,9 @@ function fullLayout(job: LayoutInput): AdLayout {
     badge,
     caption,
     corner: { x: 0, y: 0, w: cornerSize, h: cornerSize },
+    logo,
+    avatar,
+    avatarShape: kind === 'ugc' ? 'fill' : 'disc',
+    arrangement,
   };
 }

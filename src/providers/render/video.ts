@@ -1,6 +1,6 @@
 // The local renderer's video plan: one still (or a transparent overlay over a source video)
 // composed by the image renderer, then ONE ffmpeg invocation that animates it (Ken Burns via
-// zoompan), burns the prompt in as timed captions (drawtext with the shipped DejaVu font), adds
+// zoompan), burns the prompt in as timed captions (drawtext with the shipped DejaVu font, the brand kit's family when it names one), adds
 // the audio (the given audio file trimmed/padded, or a generated soft chord) and encodes
 // H.264 (yuv420p, +faststart) / AAC into an MP4 of exactly width × height and the duration.
 //
@@ -10,8 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { escapeFilterValue as esc, inputArgs, probe, type MediaFile } from '../../media/ffmpeg.ts';
 import { ProviderError, type GenerationJob } from '../types.ts';
-import { FONT_BOLD } from './font.ts';
-import { composeAd, encodeRaw } from './image.ts';
+import { composeAd, encodeRaw, facesFor } from './image.ts';
 import { hash32, LEADING_INSTRUCTION, rng, type AdLayout } from './layout.ts';
 
 export interface VideoSettings {
@@ -92,6 +91,8 @@ async function captionFilters(job: GenerationJob, layout: AdLayout, duration: nu
   const border = Math.max(2, Math.round(fs * 0.28));
   const lineStep = Math.round(fs * 1.22) + 2 * border;
   const out: string[] = [];
+  // Captions in the brand kit's text font (its second, else its first).
+  const fontfile = facesFor(job).bodyFace.file;
   for (let i = 0; i < chunks.length; i++) {
     const a = start + i * slot;
     const b = a + slot - 0.05;
@@ -103,7 +104,7 @@ async function captionFilters(job: GenerationJob, layout: AdLayout, duration: nu
       files.push(file);
       out.push(
         filter('drawtext', {
-          fontfile: FONT_BOLD,
+          fontfile,
           textfile: file,
           expansion: 'none',
           fontsize: fs,

@@ -14,3 +14,17 @@ export function brandColors(kitData: unknown): string[] {
   ];
   return [...new Set(candidates.filter((c): c is string => typeof c === 'string' && HEX.test(c)).map((c) => c.toUpperCase()))];
 }
+
+/** A brand kit's fonts from its free-form `kit_data.fonts` (names, or {family}), in order, each once. */
+export function brandFonts(kitData: unknown): string[] {
+  const data = (kitData ?? {}) as Record<string, unknown>;
+  const raw = Array.isArray(data.fonts) ? data.fonts : typeof data.fonts === 'object' && data.fonts ? Object.values(data.fonts) : [];
+  const names = raw.map((f) => (typeof f === 'string' ? f : typeof f === 'object' && f && typeof (f as { family?: unknown }).family === 'string' ? (f as { family: string }).family : undefined));
+  return [...new Set(names.filter((f): f is string => typeof f === 'string' && f.length > 0 && f.length <= 100))];
+}
+
+/** An older kit's logo URL (kit_data.logo_url or logo, http(s) only); uploaded logos are in storage (logo_key) instead. */
+export function brandLogoUrl(kitData: unknown): string | undefined {
+  const data = (kitData ?? {}) as Record<string, unknown>;
+  return [data.logo_url, data.logo].find((v): v is string => typeof v === 'string' && /^https?:\/\/\S+$/i.test(v));
+}

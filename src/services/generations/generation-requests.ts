@@ -13,7 +13,7 @@ import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../billing/credits.ts';
 import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from '../catalog/catalog-data.ts';
 import { resolveDimensions } from '../../providers/types.ts';
-import { brandColors } from '../assets/brand-colors.ts';
+import { brandColors, brandFonts, brandLogoUrl } from '../assets/brand-colors.ts';
 
 /** The request body as the contract defines it (defaults already filled in by the validator). */
 export type CreateGenerationBody = components['schemas']['CreateGenerationRequest'];
@@ -41,10 +41,13 @@ export interface GenerationSpec {
   height: number;
   durationSeconds?: number;
   imageFormat?: 'png' | 'jpeg' | 'webp';
-  /** logoKey: the kit's uploaded logo in storage. */
-  brandKit?: { id: number; name: string; colors: string[]; logoKey?: string };
-  /** imageKey: an uploaded avatar's portrait in storage (imageUrl is then ''). */
-  avatar?: { id: string; name: string; imageUrl: string; imageKey?: string };
+  /** logoKey: the kit's uploaded logo in storage (read at run time); logoUrl: an older kit's logo URL; fonts: the kit's font names. */
+  brandKit?: { id: number; name: string; colors: string[]; logoKey?: string; logoUrl?: string; fonts?: string[] };
+  /**
+   * imageKey: an uploaded avatar's portrait in storage (imageUrl is then ''); a catalog avatar's
+   * imageUrl is its preview path (relative to spec/previews/), source 'catalog'.
+   */
+  avatar?: { id: string; name: string; imageUrl: string; imageKey?: string; source?: 'catalog' | 'custom' };
   references: MediaInput[];
   sourceVideo?: MediaInput;
   motionVideo?: MediaInput;
@@ -114,6 +117,7 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     refuse(['template_slug'], 'is for static_ad, video_ad and ugc_ad; ai_model takes model_slug');
     refuse(['preset_id'], 'is a template preset; ai_model takes variant_id');
     refuse(['custom_reference_inspiration_id'], 'is for template workflows (static_ad, video_ad, ugc_ad)');
+    refuse(['avatar_id'], 'is for template workflows (static_ad, video_ad, ugc_ad); ai_model takes reference images');
     if (!given('model_slug')) {
       p.add('model_slug', 'is required for ai_model (an ai_models[].slug of GET /models)');
       p.throwIfAny();
@@ -229,17 +233,25 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
       .from(brandKits)
       .where(and(eq(brandKits.id, body.brand_kit_id!), eq(brandKits.orgId, orgId)));
     if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
-    spec.brandKit = { id: kit.id, name: kit.kitName, colors: brandColors(kit.kitData), ...(kit.logoKey ? { logoKey: kit.logoKey } : {}) };
+    const logoUrl = kit.logoKey ? undefined : brandLogoUrl(kit.kitData);
+    spec.brandKit = {
+      id: kit.id,
+      name: kit.kitName,
+      colors: brandColors(kit.kitData),
+      fonts: brandFonts(kit.kitData),
+      ...(kit.logoKey ? { logoKey: kit.logoKey } : {}),
+      ...(logoUrl ? { logoUrl } : {}),
+    };
   }
   if (given('avatar_id')) {
     const pub = findPublicAvatar(body.avatar_id!);
-    if (pub) spec.avatar = { id: pub.id, name: pub.name, imageUrl: pub.image };
+    if (pub) spec.avatar = { id: pub.id, name: pub.name, imageUrl: pub.image, source: 'catalog' };
     else {
       const custom = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(body.avatar_id!)
         ? (await db.select().from(customAvatars).where(and(eq(customAvatars.id, body.avatar_id!), eq(customAvatars.orgId, orgId))))[0]
         : undefined;
       if (!custom) throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, { field: 'body.avatar_id', resource: 'avatar' });
-      spec.avatar = { id: custom.id, name: custom.name, imageUrl: custom.imageUrl, ...(custom.imageKey ? { imageKey: custom.imageKey } : {}) };
+      spec.avatar = { id: custom.id, name: custom.name, imageUrl: custom.imageUrl, source: 'custom', ...(custom.imageKey ? { imageKey: custom.imageKey } : {}) };
     }
   }
   if (given('custom_reference_inspiration_id')) {
