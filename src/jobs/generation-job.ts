@@ -117,7 +117,7 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
     // A catalog avatar: its portrait among our own preview files (SVG, rasterised here).
     const file = new URL(avatar.imageUrl, PREVIEWS_DIR_URL);
     if (!file.href.startsWith(PREVIEWS_DIR_URL.href)) throw new JobFailure({ code: 'input_unavailable', message: `avatar ${avatar.id} has no portrait`, retryable: false, context: { field: 'avatar_id' } });
-    avatarImage = await sharp(await fs.readFile(file), { density: 144 }).png().toBuffer();
+    avatarImage = await sharp(await fs.readFile(file)).png().toBuffer();
   } else if (avatar?.imageUrl) avatarImage = await referenceImage({ url: avatar.imageUrl }, 'avatar_id');
   return {
     logo,

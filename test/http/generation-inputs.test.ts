@@ -15,7 +15,7 @@ import { PREVIEWS_DIR_URL } from '../../src/services/catalog/catalog-data.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { readFile } from 'node:fs/promises';
 
-const W = 1024;
+const W = 576;
 const H = 1024;
 const BRAND = '#1E40AF';
 const PROMPT = 'Fresh lemonade for hot days';
@@ -80,7 +80,7 @@ const [reference] = await app.service.ctx.db
   .values({ orgId: ws.orgId, templateSlug: 'product-spotlight', templateCategory: 'static-ads', mediaKind: 'image', status: 'ready', mediaIds: [refMedia.id] })
   .returning();
 
-const base = { type: 'static_ad', template_slug: 'product-spotlight', prompt: PROMPT, aspect_ratio: '1:1', resolution: '1K' };
+const base = { type: 'static_ad', template_slug: 'product-spotlight', prompt: PROMPT, aspect_ratio: '9:16', resolution: '1K' };
 const ugcBase = { type: 'ugc_ad', template_slug: 'unboxing-ugc', prompt: 'My honest first impressions', quality_tier: 'low', duration: 4, resolution: '480p', aspect_ratio: '9:16', generate_audio: false };
 
 /** Queues every request first (the worker renders them while the next are sent), then waits for each. */
@@ -182,6 +182,12 @@ function bbox(p: Pixels, hex: string, tol = 30): Rect {
   return { x: x0, y: y0, w: x1 - x0 + 1, h: y1 - y0 + 1 };
 }
 
+function union(rs: Rect[]): Rect {
+  const ok = rs.filter((r) => r.w > 0);
+  const x0 = Math.min(...ok.map((r) => r.x));
+  const y0 = Math.min(...ok.map((r) => r.y));
+  return { x: x0, y: y0, w: Math.max(...ok.map((r) => r.x + r.w)) - x0, h: Math.max(...ok.map((r) => r.y + r.h)) - y0 };
+}
 const shrink = (r: Rect, f: number): Rect => ({ x: Math.round(r.x + (r.w * f) / 2), y: Math.round(r.y + (r.h * f) / 2), w: Math.round(r.w * (1 - f)), h: Math.round(r.h * (1 - f)) });
 const layoutOf = (over: Partial<Parameters<typeof computeLayout>[0]>): AdLayout =>
   computeLayout({ type: 'static_ad', templateSlug: 'product-spotlight', width: W, height: H, referenceImages: [], brandName: undefined, avatarName: undefined, ...over });
@@ -210,7 +216,7 @@ for (const [k, v] of Object.entries(out)) px[k] = await pixels(v);
 t.test('the brand kit: its colour fills the palette, its logo sits in the logo box', async (t) => {
   const withKit = share(px.kit, BRAND);
   const without = share(px.plain, BRAND);
-  t.ok(withKit > 0.3, `brand colour covers ${(withKit * 100).toFixed(1)}% of the ad with the kit`);
+  t.ok(withKit > 0.2, `brand colour covers ${(withKit * 100).toFixed(1)}% of the ad with the kit`);
   t.ok(without < 0.01, `and ${(without * 100).toFixed(1)}% without`);
 
   const layout = layoutOf({ brandName: 'Acme', logo });
@@ -250,8 +256,10 @@ t.test('the product image fills the product slot', async (t) => {
 });
 
 t.test("a preset sets the arrangement and the tone", async (t) => {
-  const standard = bbox(px.presetStandard, '#FF0000');
-  const flipped = bbox(px.presetFlipped, '#FF0000');
+  // Where the product's stripes are (red, green and blue, whatever the crop kept).
+  const stripes = (p: Pixels) => union(['#FF0000', '#00C800', '#0000FF'].map((c) => bbox(p, c)));
+  const standard = stripes(px.presetStandard);
+  const flipped = stripes(px.presetFlipped);
   const want = (presetId: string, presetIndex: number) => {
     const l = layoutOf({ referenceImages: [product], presetId, presetIndex });
     return { slot: l.slots[0], headline: l.headline, arrangement: l.arrangement };
@@ -281,7 +289,7 @@ t.test('a catalog avatar is the presenter disc of a static ad', async (t) => {
   const disc = layout.avatar!;
   t.equal(layout.avatarShape, 'disc');
   const svg = await readFile(new URL('avatars/maya-lifestyle.svg', PREVIEWS_DIR_URL));
-  const face = await sharp(await sharp(svg, { density: 144 }).png().toBuffer()).resize(disc.w, disc.h, { fit: 'cover', position: 'centre' }).removeAlpha().raw().toBuffer();
+  const face = await sharp(await sharp(svg).png().toBuffer()).resize(disc.w, disc.h, { fit: 'cover', position: 'centre' }).removeAlpha().raw().toBuffer();
   // The square inscribed in the disc (inside the ring).
   const inner = shrink(disc, 0.36);
   const crop = await sharp(face, { raw: { width: disc.w, height: disc.h, channels: 3 } })
@@ -312,7 +320,7 @@ t.test("a custom avatar's portrait is the picture of a UGC video", async (t) => 
 
 t.test("a custom reference's colours make the palette when there is no brand kit", async (t) => {
   const got = share(px.reference, REF_COLOUR, 24);
-  t.ok(got > 0.3, `reference colour covers ${(got * 100).toFixed(1)}%`);
+  t.ok(got > 0.2, `reference colour covers ${(got * 100).toFixed(1)}%`);
   t.ok(share(px.plain, REF_COLOUR, 24) < 0.01, 'and not without the reference');
 });
 
