@@ -12,19 +12,17 @@
 // A failure becomes the slideshow's error with a refund once no retry follows (defineJob).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { and, eq, inArray } from 'drizzle-orm';
 import sharp from 'sharp';
 import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
-import { media } from '../db/schema/index.ts';
-import { FfmpegError, probe, extractFrame } from '../media/ffmpeg.ts';
+import { FfmpegError, probe } from '../media/ffmpeg.ts';
 import { sniff } from '../media/inspect.ts';
 import { pixelProblem } from '../media/limits.ts';
 import { renderTimeline } from '../media/timeline.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
 import { isNotFound } from '../storage/index.ts';
-import { overlayTextColours, renderSlide, slideGeometry, SlideInputError, slidePalette, imagePalette, type SlideLayout, type SlidePalette } from '../providers/render/slide.ts';
+import { overlayTextColours, renderSlide, slideGeometry, SlideInputError, slidePalette, type SlideLayout, type SlidePalette } from '../providers/render/slide.ts';
 import { createWriter } from '../providers/writer/index.ts';
 import { WriterFailed, type SlideCopy, type Writer } from '../providers/writer/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';

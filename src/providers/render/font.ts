@@ -1,4 +1,5 @@
-// The one typeface of the local renderer: DejaVu Sans (npm package dejavu-fonts-ttf, Bitstream
+// The typefaces of the local renderer: DejaVu Sans by default, and the other bundled DejaVu
+// families a brand kit may name (fontFace) (npm package dejavu-fonts-ttf, Bitstream
 // Vera licence with DejaVu's public-domain changes: free to use, embed and redistribute). Shipped
 // as TTF files inside node_modules, so rendering never depends on the fonts of the machine:
 // sharp/pango gets the file through `fontfile`, ffmpeg's drawtext through `fontfile=`.

@@ -1,7 +1,10 @@
-// The local renderer's image composer (sharp/libvips): background in the palette, the product
-// frame with the reference images cover-fitted (or a drawn placeholder product), the headline,
-// the brand line, a CTA button and, per layout kind, a badge, slot labels or rating stars.
-// Texts are set by pango with the shipped DejaVu Sans file. Same job in, same pixels out.
+// The local renderer's image composer (sharp/libvips): background in the palette (brand kit,
+// else custom reference, else preset tone, else the prompt's hash), the product frame with the
+// reference images cover-fitted (or a drawn placeholder product), the avatar (the whole picture
+// of a UGC ad with the product in a card on it, else a presenter disc in the product frame), the
+// headline, the brand line and the kit's logo, a CTA button and, per layout kind, a badge, slot
+// labels or rating stars. Texts are set by pango with the shipped DejaVu files, in the brand
+// kit's families when it names some. Same job in, same pixels out.
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
 import { ProviderError, type GenerationJob, type ImageFormat } from '../types.ts';
@@ -242,7 +245,7 @@ async function avatarPixels(job: GenerationJob, box: Rect): Promise<Buffer> {
   return img.resize(box.w, box.h, { fit: 'cover', position: 'centre' }).ensureAlpha().raw().toBuffer().catch(fail);
 }
 
-async function avatarLayer(job: GenerationJob, box: Rect, _shape: 'fill'): Promise<OverlayOptions> {
+async function avatarLayer(job: GenerationJob, box: Rect): Promise<OverlayOptions> {
   return { input: await avatarPixels(job, box), raw: { width: box.w, height: box.h, channels: 4 }, left: box.x, top: box.y };
 }
 
@@ -289,7 +292,7 @@ export async function composeAd(job: GenerationJob, mode: ComposeMode = 'full'):
   if (mode === 'full') {
     if (layout.avatar && layout.avatarShape === 'fill') {
       // UGC: the presenter is the picture; the product sits in a card on it.
-      layers.push(await avatarLayer(job, layout.avatar, 'fill'));
+      layers.push(await avatarLayer(job, layout.avatar));
       const area = boundsOf(layout.slots);
       const pad = Math.max(2, r(u * 0.012));
       const box = { x: area.x - pad, y: area.y - pad, w: area.w + 2 * pad, h: area.h + 2 * pad };

@@ -1,6 +1,9 @@
 // Pure, deterministic layout decisions of the local renderer: the palette, the texts derived
 // from the prompt, and the geometry of every element for a given job. No I/O here, so tests
 // (and the image and video renderers) can ask where the product frame or the caption band is.
+// A template preset picks an arrangement (by its place among the template's presets) and a tone
+// (by the words of its id); a logo takes the end of the brand band; an avatar takes the UGC
+// picture or a presenter disc in the product frame.
 import type { GenerationJob } from '../types.ts';
 
 export interface Rect {
