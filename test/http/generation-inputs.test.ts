@@ -10,6 +10,7 @@ import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { media, referenceInspirations } from '../../src/db/schema/index.ts';
 import { extractFrame } from '../../src/media/ffmpeg.ts';
+import { composeAd } from '../../src/providers/render/image.ts';
 import { computeLayout, type AdLayout, type Rect } from '../../src/providers/render/layout.ts';
 import { PREVIEWS_DIR_URL } from '../../src/services/catalog/catalog-data.ts';
 import { startTestApp } from '../helpers/app.ts';
@@ -19,6 +20,7 @@ const W = 576;
 const H = 1024;
 const BRAND = '#1E40AF';
 const PROMPT = 'Fresh lemonade for hot days';
+const VIDEO_TEMPLATE = 'product-demo-showcase';
 
 // Inputs made here: a product image (vertical stripes), a two-colour logo, a portrait.
 const product = await sharp(
@@ -299,6 +301,32 @@ t.test('a catalog avatar is the presenter disc of a static ad', async (t) => {
   const exp = { data: crop, width: inner.w, height: inner.h };
   t.ok(diff(px.catalogAvatar, exp, inner) < 8, `the avatar's face is in the disc (${diff(px.catalogAvatar, exp, inner).toFixed(1)})`);
   t.ok(diff(px.plain, exp, inner) > 40, `not without the avatar (${diff(px.plain, exp, inner).toFixed(1)})`);
+});
+
+t.test('a video ad composes the avatar as a presenter disc too', async (t) => {
+  // The still every video ad animates (the renderer's composer; the UGC test below goes through a whole video).
+  const job = {
+    generationId: 'video-ad-avatar',
+    type: 'video_ad' as const,
+    output: 'video' as const,
+    prompt: PROMPT,
+    title: 'Video ad',
+    templateSlug: VIDEO_TEMPLATE,
+    aspectRatio: '9:16',
+    width: 480,
+    height: 854,
+    referenceImages: [],
+    generateAudio: false,
+  };
+  const [withAvatar, without] = await Promise.all([composeAd({ ...job, avatarImage: portrait }), composeAd(job)]);
+  const disc = withAvatar.layout.avatar!;
+  t.equal(withAvatar.layout.avatarShape, 'disc');
+  const inner = shrink(disc, 0.36);
+  const face = await sharp(portrait).resize(disc.w, disc.h, { fit: 'cover', position: 'centre' }).extract({ left: inner.x - disc.x, top: inner.y - disc.y, width: inner.w, height: inner.h }).removeAlpha().raw().toBuffer();
+  const exp = { data: face, width: inner.w, height: inner.h };
+  const asPixels = async (a: typeof withAvatar) => pixels(await sharp(a.pixels, { raw: { width: 480, height: 854, channels: 4 } }).png().toBuffer());
+  t.ok(diff(await asPixels(withAvatar), exp, inner) < 8, 'the portrait is in the disc');
+  t.ok(diff(await asPixels(without), exp, inner) > 40, 'and not without the avatar');
 });
 
 t.test("a custom avatar's portrait is the picture of a UGC video", async (t) => {
