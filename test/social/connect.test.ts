@@ -11,7 +11,8 @@ import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { media, socialAccounts, socialConnectStates } from '../../src/db/schema/index.ts';
-import { connectAccount } from '../../src/services/social/accounts.ts';
+import { authorizationUrl, SOCIAL_OAUTH } from '../../src/providers/social/oauth.ts';
+import { connectAccount, SOCIAL_PLATFORMS } from '../../src/services/social/accounts.ts';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import { launchBrowser } from '../helpers/browser.ts';
 import { Browser, connect, hiddenField, member, oauthTokens, startMcpApp } from '../mcp/helpers.ts';
@@ -215,4 +216,29 @@ t.test('MCP with OAuth access tokens: social:read lists, social:write publishes;
   res = await c.callTool({ name: 'publish_media_to_social', arguments: { account_ids: [xAcc.id, theirs.id], media_id: mediaId } });
   t.ok(res.isError);
   t.match(res.structuredContent, { error: { code: 'not_found', context: { resource: 'social_account', field: 'account_ids.1' } } });
+});
+
+t.test('the authorization request of each of the eight platforms: real host, client id parameter, scopes, PKCE where supported', async (t) => {
+  const want = {
+    x: ['https://x.com/i/oauth2/authorize', 'client_id', 'tweet.read tweet.write users.read media.write offline.access', true],
+    linkedin: ['https://www.linkedin.com/oauth/v2/authorization', 'client_id', 'openid profile w_member_social', false],
+    youtube: ['https://accounts.google.com/o/oauth2/v2/auth', 'client_id', 'https://www.googleapis.com/auth/youtube.upload https://www.googleapis.com/auth/youtube.readonly', true],
+    tiktok: ['https://www.tiktok.com/v2/auth/authorize/', 'client_key', 'user.info.basic,user.info.profile,video.publish,video.upload', false],
+    pinterest: ['https://www.pinterest.com/oauth/', 'client_id', 'user_accounts:read,boards:read,boards:write,pins:read,pins:write', false],
+    instagram: ['https://www.instagram.com/oauth/authorize', 'client_id', 'instagram_business_basic,instagram_business_content_publish', false],
+    threads: ['https://threads.com/oauth/authorize', 'client_id', 'threads_basic,threads_content_publish', false],
+    facebook: ['https://www.facebook.com/v23.0/dialog/oauth', 'client_id', 'pages_show_list,pages_read_engagement,pages_manage_posts', false],
+  } as const;
+  t.same(Object.keys(want).sort(), [...SOCIAL_PLATFORMS].sort(), 'all eight');
+  for (const p of SOCIAL_PLATFORMS) {
+    const [base, idParam, scope, pkce] = want[p];
+    t.equal(SOCIAL_OAUTH[p].pkce, pkce, `${p}: PKCE`);
+    const u = new URL(authorizationUrl(p, { clientId: 'cid', redirectUri: `https://api.example.com/social/callback/${p}`, state: 'st', codeChallenge: 'c'.repeat(43) }));
+    t.equal(`${u.origin}${u.pathname}`, base, `${p}: authorization URL`);
+    t.equal(u.searchParams.get(idParam), 'cid', `${p}: ${idParam}`);
+    t.match(Object.fromEntries(u.searchParams), { response_type: 'code', scope, state: 'st', redirect_uri: `https://api.example.com/social/callback/${p}` }, p);
+    t.equal(u.searchParams.get('code_challenge_method'), pkce ? 'S256' : null, `${p}: code_challenge_method`);
+  }
+  const g = new URL(authorizationUrl('youtube', { clientId: 'cid', redirectUri: 'https://a.example/cb', state: 's', codeChallenge: 'c'.repeat(43) }));
+  t.match(Object.fromEntries(g.searchParams), { access_type: 'offline', prompt: 'consent' }, 'Google issues a refresh token');
 });

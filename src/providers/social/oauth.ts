@@ -11,7 +11,7 @@
 // | youtube   | accounts.google.com/o/oauth2/v2/auth               | S256 | POST oauth2.googleapis.com/token (form)                   | GET www.googleapis.com/youtube/v3/channels?mine=true |
 // | pinterest | www.pinterest.com/oauth/                           | no   | POST api.pinterest.com/v5/oauth/token (Basic)             | GET api.pinterest.com/v5/user_account |
 // | instagram | www.instagram.com/oauth/authorize                  | no   | POST api.instagram.com/oauth/access_token (form), then the 60-day token | GET graph.instagram.com/me |
-// | threads   | threads.net/oauth/authorize                        | no   | POST graph.threads.net/oauth/access_token (form), then the 60-day token | GET graph.threads.net/v1.0/me |
+// | threads   | threads.com/oauth/authorize                        | no   | POST graph.threads.net/oauth/access_token (form), then the 60-day token | GET graph.threads.net/v1.0/me |
 // | facebook  | www.facebook.com/v23.0/dialog/oauth                | no   | GET graph.facebook.com/v23.0/oauth/access_token, then the long-lived token | GET /me/accounts: one connection per Page, with its Page token |
 // ¹ TikTok's Login Kit takes PKCE from desktop and mobile apps only; a web app (this server) does not send it.
 import { createHash, randomBytes } from 'node:crypto';
@@ -217,7 +217,7 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
     },
   },
   threads: {
-    authorizeUrl: 'https://threads.net/oauth/authorize',
+    authorizeUrl: 'https://threads.com/oauth/authorize',
     scopes: THREADS_SCOPES,
     scopeSeparator: ',',
     pkce: false,
