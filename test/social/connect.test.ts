@@ -16,11 +16,21 @@ import { connectAccount, SOCIAL_PLATFORMS } from '../../src/services/social/acco
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import { launchBrowser } from '../helpers/browser.ts';
 import { Browser, connect, hiddenField, member, oauthTokens, startMcpApp } from '../mcp/helpers.ts';
-import { fakeLinkedInOAuth, fakeXOAuth, LINKEDIN_MEMBER, LINKEDIN_OAUTH_CLIENT, X_OAUTH_CLIENT, X_USER } from './oauth-fakes.ts';
+import { fakeLinkedInOAuth, fakeOtherPlatforms, fakeXOAuth, LINKEDIN_MEMBER, LINKEDIN_OAUTH_CLIENT, X_OAUTH_CLIENT, X_USER } from './oauth-fakes.ts';
 
 const X = await fakeXOAuth(t);
 const LI = await fakeLinkedInOAuth(t);
+const OTHER_CLIENT = { id: 'other-client', secret: 'other-secret' };
+const OTHER = await fakeOtherPlatforms(t, OTHER_CLIENT);
+const otherEnv = Object.fromEntries(
+  Object.entries(OTHER.urls).flatMap(([p, url]) => [
+    [`SOCIAL_API_BASE_${p.toUpperCase()}`, url],
+    // Threads stays without a client id: the page says it is not configured.
+    ...(p === 'threads' ? [] : [[`SOCIAL_${p.toUpperCase()}_CLIENT_ID`, OTHER_CLIENT.id], [`SOCIAL_${p.toUpperCase()}_CLIENT_SECRET`, OTHER_CLIENT.secret]]),
+  ]),
+);
 const app = await startMcpApp(t, {
+  ...otherEnv,
   SOCIAL_API_BASE_X: X.url,
   SOCIAL_API_BASE_LINKEDIN: LI.url,
   SOCIAL_X_CLIENT_ID: X_OAUTH_CLIENT.id,
@@ -30,6 +40,7 @@ const app = await startMcpApp(t, {
 });
 X.state.redirectUri = `${app.url}/social/callback/x`;
 LI.state.redirectUri = `${app.url}/social/callback/linkedin`;
+OTHER.redirect.base = app.url;
 const db = app.service.ctx.db;
 const cipher = tokenCipher(await loadTokenKey(app.service.ctx.config));
 const ws = await app.workspace({ name: 'Social Workspace', scopes: ['social:write'] });
@@ -80,7 +91,7 @@ t.test('connect X and LinkedIn in Chromium, see them listed, refusals, disconnec
 
   t.equal((await page.getByRole('status').textContent())?.trim(), 'Connected your X account. The workspace can publish to it now.');
   t.equal(await page.getByRole('heading', { level: 2, name: 'X: brandx' }).count(), 1, 'listed');
-  t.match(await page.getByRole('list', { name: 'Platforms' }).textContent(), /TikTok: not configured on this server/);
+  t.match(await page.getByRole('list', { name: 'Platforms' }).textContent(), /Threads: not configured on this server/);
 
   // A replay of X's redirect (same code and state) is refused: the state was used once.
   const replay = X.state.redirects[0];
@@ -127,10 +138,10 @@ t.test('connect X and LinkedIn in Chromium, see them listed, refusals, disconnec
   t.equal(await h1(), 'LinkedIn connection failed');
   t.match(await alert(), /linkedin answered 400 to POST \/oauth\/v2\/accessToken: The authorization code has expired/);
   // A platform without a client id: said so, no redirect.
-  res = await page.goto(`${app.url}/social/connect/tiktok`);
+  res = await page.goto(`${app.url}/social/connect/threads`);
   t.equal(res?.status(), 409);
-  t.equal(await h1(), 'TikTok is not configured');
-  t.equal(page.url(), `${app.url}/social/connect/tiktok`);
+  t.equal(await h1(), 'Threads is not configured');
+  t.equal(page.url(), `${app.url}/social/connect/threads`);
   res = await page.goto(`${app.url}/social/connect/myspace`);
   t.equal(res?.status(), 404);
   t.equal((await rows()).length, 2, 'still X and LinkedIn only');
@@ -216,6 +227,44 @@ t.test('MCP with OAuth access tokens: social:read lists, social:write publishes;
   res = await c.callTool({ name: 'publish_media_to_social', arguments: { account_ids: [xAcc.id, theirs.id], media_id: mediaId } });
   t.ok(res.isError);
   t.match(res.structuredContent, { error: { code: 'not_found', context: { resource: 'social_account', field: 'account_ids.1' } } });
+});
+
+t.test('YouTube, TikTok, Pinterest, Instagram and Facebook: each one’s documented code exchange and profile, over HTTP', async (t) => {
+  const b = new Browser(app.url);
+  let r = await b.fetch('/social/connections');
+  r = await b.post('/social/connections', { action: 'sign-in', csrf: hiddenField(await r.text(), 'csrf')!, email: m.email, password: m.password });
+  t.equal(r.status, 303);
+  for (const p of ['youtube', 'tiktok', 'pinterest', 'instagram', 'facebook'] as const) {
+    r = await b.fetch(`/social/connect/${p}`);
+    t.equal(r.status, 303, p);
+    const to = new URL(r.headers.get('location')!);
+    t.equal(to.origin, OTHER.urls[p], `${p}: the authorization host is re-based`);
+    if (p === 'youtube') OTHER.google.challenge = to.searchParams.get('code_challenge')!;
+    r = await b.fetch(`/social/callback/${p}?code=good-code&state=${to.searchParams.get('state')}`);
+    t.equal(r.status, 303, `${p}: ${r.status === 303 ? '' : await r.text()}`);
+    t.equal(r.headers.get('location'), `/social/connections?connected=${p}`);
+  }
+  const all = await rows();
+  const of = (p: string) => all.filter((r) => r.platform === p).map((r) => ({ id: r.platformAccountId, handle: r.handle, name: r.displayName, access: cipher.decrypt(r.accessTokenEnc), refresh: r.refreshTokenEnc && cipher.decrypt(r.refreshTokenEnc), expires: r.expiresAt !== null }));
+  t.same(of('youtube'), [{ id: 'UCbrand123', handle: 'brandtv', name: 'Brand TV', access: 'ya29.yt-access', refresh: '1//yt-refresh', expires: true }]);
+  t.same(of('tiktok'), [{ id: 'tt-open-1', handle: 'brandtok', name: 'Brand Tok', access: 'act.tt-access', refresh: 'rft.tt-refresh', expires: true }]);
+  t.same(of('pinterest'), [{ id: '549755885175', handle: 'brandpins', name: 'Brand Pins', access: 'pina_access', refresh: 'pinr_refresh', expires: true }]);
+  t.same(of('instagram'), [{ id: '17841400001', handle: 'brandgram', name: 'Brand Gram', access: 'IG-long', refresh: null, expires: true }], 'the 60-day token');
+  t.same(
+    of('facebook').sort((a, b) => a.id.localeCompare(b.id)),
+    [
+      { id: '101100', handle: 'Brand Page', name: 'Brand Page', access: 'EAA-page-1', refresh: null, expires: false },
+      { id: '101200', handle: 'Brand Outlet', name: 'Brand Outlet', access: 'EAA-page-2', refresh: null, expires: false },
+    ],
+    'one connection per Page, with its Page token',
+  );
+  t.ok(OTHER.calls.includes('facebook GET /v23.0/me/accounts'));
+  // A refused exchange at a platform that answers errors with HTTP 200 (TikTok): a page, nothing stored.
+  r = await b.fetch('/social/connect/tiktok');
+  const state = new URL(r.headers.get('location')!).searchParams.get('state');
+  r = await b.fetch(`/social/callback/tiktok?code=stale-code&state=${state}`);
+  t.equal(r.status, 502);
+  t.match(await r.text(), /tiktok did not issue a token: Authorization code is expired/);
 });
 
 t.test('the authorization request of each of the eight platforms: real host, client id parameter, scopes, PKCE where supported', async (t) => {

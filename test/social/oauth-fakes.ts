@@ -199,3 +199,139 @@ export const fakeLinkedInOAuth = (t: Test) =>
       unauthorized: { status: 401, body: { serviceErrorCode: 65600, message: 'Invalid access token', status: 401 } },
     },
   });
+
+// ------------------------------------------------- the other six platforms: token and profile only
+
+/**
+ * Token and profile endpoints of YouTube (Google), TikTok, Pinterest, Instagram, Threads and
+ * Facebook, one server each, enforcing each one's documented exchange (client credentials where
+ * it wants them, the PKCE verifier for Google, Meta's long-lived token exchanges) and answering
+ * with its token and profile bodies. The authorization step is driven by the test (the service's
+ * redirect to the authorization URL gives it the state and, for Google, the challenge).
+ */
+export async function fakeOtherPlatforms(t: Test, client: { id: string; secret: string }) {
+  const calls: string[] = [];
+  /** The S256 challenge Google was sent (set by the test from the authorization URL). */
+  const google = { challenge: '' };
+  const codes = new Set(['good-code']);
+  const json = (res: http.ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const metaError = (res: http.ServerResponse, message: string) => json(res, 400, { error: { message, type: 'OAuthException', code: 100, fbtrace_id: 'AbCdEf' } });
+  const serveOne = async (name: string, handler: (r: Seen, res: http.ServerResponse) => void) => {
+    const server = http.createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const url = new URL(req.url!, 'http://fake');
+      calls.push(`${name} ${req.method} ${url.pathname}`);
+      handler({ method: req.method!, path: url.pathname, query: url.searchParams, headers: req.headers, form: new URLSearchParams(Buffer.concat(chunks).toString('utf8')) }, res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    t.teardown(() => {
+      server.closeAllConnections();
+      return new Promise<void>((r) => server.close(() => r()));
+    });
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+  const bearer = (r: Seen) => /^Bearer (.+)$/.exec(r.headers.authorization ?? '')?.[1];
+  const isForm = (r: Seen) => r.method === 'POST' && /^application\/x-www-form-urlencoded/.test(r.headers['content-type'] ?? '');
+  const grant = (r: Seen, redirect: string) => r.form.get('grant_type') === 'authorization_code' && codes.has(r.form.get('code') ?? '') && r.form.get('redirect_uri') === redirect;
+  const formClient = (f: URLSearchParams, idParam = 'client_id') => f.get(idParam) === client.id && f.get('client_secret') === client.secret;
+  const redirect = { base: '' };
+  const cb = (p: string) => `${redirect.base}/social/callback/${p}`;
+
+  const urls = {
+    youtube: await serveOne('youtube', (r, res) => {
+      if (r.path === '/token') {
+        const v = r.form.get('code_verifier') ?? '';
+        if (!isForm(r) || !formClient(r.form)) return json(res, 401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
+        if (!grant(r, cb('youtube')) || createHash('sha256').update(v).digest('base64url') !== google.challenge) return json(res, 400, { error: 'invalid_grant', error_description: 'Bad Request' });
+        return json(res, 200, { access_token: 'ya29.yt-access', expires_in: 3599, refresh_token: '1//yt-refresh', scope: 'https://www.googleapis.com/auth/youtube.upload https://www.googleapis.com/auth/youtube.readonly', token_type: 'Bearer' });
+      }
+      if (r.path === '/youtube/v3/channels' && r.query.get('mine') === 'true' && r.query.get('part')?.includes('snippet')) {
+        if (bearer(r) !== 'ya29.yt-access') return json(res, 401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } });
+        return json(res, 200, { kind: 'youtube#channelListResponse', pageInfo: { totalResults: 1, resultsPerPage: 5 }, items: [{ kind: 'youtube#channel', id: 'UCbrand123', snippet: { title: 'Brand TV', customUrl: '@brandtv' } }] });
+      }
+      json(res, 404, { error: { code: 404, message: 'Not Found' } });
+    }),
+    tiktok: await serveOne('tiktok', (r, res) => {
+      if (r.path === '/v2/oauth/token/') {
+        if (!isForm(r) || !formClient(r.form, 'client_key')) return json(res, 200, { error: 'invalid_client', error_description: 'Client key or secret is incorrect.', log_id: 'L1' });
+        if (!grant(r, cb('tiktok'))) return json(res, 200, { error: 'invalid_grant', error_description: 'Authorization code is expired.', log_id: 'L2' });
+        return json(res, 200, { access_token: 'act.tt-access', expires_in: 86400, open_id: 'tt-open-1', refresh_expires_in: 31536000, refresh_token: 'rft.tt-refresh', scope: 'user.info.basic,user.info.profile,video.publish,video.upload', token_type: 'Bearer' });
+      }
+      if (r.path === '/v2/user/info/') {
+        if (bearer(r) !== 'act.tt-access') return json(res, 401, { data: {}, error: { code: 'access_token_invalid', message: 'The access token is invalid or not found in the request.', log_id: 'L3' } });
+        return json(res, 200, { data: { user: { open_id: 'tt-open-1', username: 'brandtok', display_name: 'Brand Tok' } }, error: { code: 'ok', message: '', log_id: 'L4' } });
+      }
+      json(res, 404, { error: { code: 'not_found' } });
+    }),
+    pinterest: await serveOne('pinterest', (r, res) => {
+      if (r.path === '/v5/oauth/token') {
+        const expected = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
+        if (!isForm(r) || r.headers.authorization !== expected) return json(res, 401, { code: 2, message: 'Authentication failed.' });
+        if (!grant(r, cb('pinterest'))) return json(res, 400, { code: 1, message: 'Invalid authorization code' });
+        return json(res, 200, { access_token: 'pina_access', refresh_token: 'pinr_refresh', response_type: 'authorization_code', token_type: 'bearer', expires_in: 2592000, refresh_token_expires_in: 31536000, scope: 'user_accounts:read,boards:read,boards:write,pins:read,pins:write' });
+      }
+      if (r.path === '/v5/user_account') {
+        if (bearer(r) !== 'pina_access') return json(res, 401, { code: 2, message: 'Authentication failed.' });
+        return json(res, 200, { account_type: 'BUSINESS', id: '549755885175', username: 'brandpins', business_name: 'Brand Pins' });
+      }
+      json(res, 404, { code: 404, message: 'Not found' });
+    }),
+    instagram: await serveOne('instagram', (r, res) => {
+      if (r.path === '/oauth/access_token') {
+        if (!isForm(r) || !formClient(r.form)) return json(res, 400, { error_type: 'OAuthException', code: 400, error_message: 'Invalid client_secret' });
+        if (!grant(r, cb('instagram'))) return json(res, 400, { error_type: 'OAuthException', code: 400, error_message: 'Invalid authorization code' });
+        return json(res, 200, { data: [{ access_token: 'IG-short', user_id: '17841400001', permissions: 'instagram_business_basic,instagram_business_content_publish' }] });
+      }
+      if (r.path === '/access_token') {
+        if (r.query.get('grant_type') !== 'ig_exchange_token' || r.query.get('client_secret') !== client.secret || r.query.get('access_token') !== 'IG-short') return metaError(res, 'Invalid OAuth access token');
+        return json(res, 200, { access_token: 'IG-long', token_type: 'bearer', expires_in: 5183944 });
+      }
+      if (r.path === '/v23.0/me') {
+        if (r.query.get('access_token') !== 'IG-long') return metaError(res, 'Invalid OAuth access token');
+        return json(res, 200, { user_id: '17841400001', username: 'brandgram', name: 'Brand Gram', id: '9000001' });
+      }
+      metaError(res, 'Unknown path');
+    }),
+    threads: await serveOne('threads', (r, res) => {
+      if (r.path === '/oauth/access_token') {
+        if (!isForm(r) || !formClient(r.form)) return metaError(res, 'Error validating client secret.');
+        if (!grant(r, cb('threads'))) return metaError(res, 'Invalid verification code format.');
+        return json(res, 200, { access_token: 'TH-short', user_id: '2600001' });
+      }
+      if (r.path === '/access_token') {
+        if (r.query.get('grant_type') !== 'th_exchange_token' || r.query.get('client_secret') !== client.secret || r.query.get('access_token') !== 'TH-short') return metaError(res, 'Invalid OAuth access token');
+        return json(res, 200, { access_token: 'TH-long', token_type: 'bearer', expires_in: 5183944 });
+      }
+      if (r.path === '/v1.0/me') {
+        if (r.query.get('access_token') !== 'TH-long') return metaError(res, 'Invalid OAuth access token');
+        return json(res, 200, { id: '2600001', username: 'brandthreads', name: 'Brand Threads' });
+      }
+      metaError(res, 'Unknown path');
+    }),
+    facebook: await serveOne('facebook', (r, res) => {
+      if (r.method === 'GET' && r.path === '/v23.0/oauth/access_token') {
+        const q = r.query;
+        if (q.get('client_id') !== client.id || q.get('client_secret') !== client.secret) return metaError(res, 'Error validating client secret.');
+        if (q.get('grant_type') === 'fb_exchange_token') {
+          if (q.get('fb_exchange_token') !== 'FB-short') return metaError(res, 'Invalid OAuth access token');
+          return json(res, 200, { access_token: 'FB-long', token_type: 'bearer', expires_in: 5183944 });
+        }
+        if (!codes.has(q.get('code') ?? '') || q.get('redirect_uri') !== cb('facebook')) return metaError(res, 'Error validating verification code.');
+        return json(res, 200, { access_token: 'FB-short', token_type: 'bearer', expires_in: 5183944 });
+      }
+      if (r.path === '/v23.0/me/accounts') {
+        if (r.query.get('access_token') !== 'FB-long') return metaError(res, 'Invalid OAuth access token');
+        return json(res, 200, {
+          data: [
+            { id: '101100', name: 'Brand Page', access_token: 'EAA-page-1', category: 'Brand', tasks: ['CREATE_CONTENT'] },
+            { id: '101200', name: 'Brand Outlet', access_token: 'EAA-page-2', category: 'Shopping', tasks: ['CREATE_CONTENT'] },
+          ],
+          paging: { cursors: { before: 'QVFI', after: 'QVFJ' } },
+        });
+      }
+      metaError(res, 'Unknown path');
+    }),
+  };
+  return { urls, calls, google, redirect };
+}
