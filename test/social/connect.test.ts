@@ -265,6 +265,14 @@ t.test('YouTube, TikTok, Pinterest, Instagram and Facebook: each one’s documen
   r = await b.fetch(`/social/callback/tiktok?code=stale-code&state=${state}`);
   t.equal(r.status, 502);
   t.match(await r.text(), /tiktok did not issue a token: Authorization code is expired/);
+  // An attempt older than its 10 minutes is refused before any exchange.
+  r = await b.fetch('/social/connect/pinterest');
+  const late = new URL(r.headers.get('location')!).searchParams.get('state');
+  await db.update(socialConnectStates).set({ expiresAt: new Date(Date.now() - 1000) });
+  const exchanges = OTHER.calls.length;
+  r = await b.fetch(`/social/callback/pinterest?code=good-code&state=${late}`);
+  t.equal(r.status, 400, 'expired');
+  t.equal(OTHER.calls.length, exchanges, 'the platform was not called');
 });
 
 t.test('the authorization request of each of the eight platforms: real host, client id parameter, scopes, PKCE where supported', async (t) => {
