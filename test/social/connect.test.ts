@@ -57,11 +57,21 @@ t.test('connect X and LinkedIn in Chromium, see them listed, refusals, disconnec
   const page = context.pages()[0] ?? (await context.newPage());
   const h1 = () => page.getByRole('heading', { level: 1 }).textContent();
   const alert = async () => (await page.getByRole('alert').textContent())?.trim();
+  // The pages' accessibility basics (page scripts are strings: the project's TypeScript has no DOM library).
+  const a11y = async (what: string) =>
+    t.same(
+      await page.evaluate(`({ lang: document.documentElement.lang, h1: document.querySelectorAll('h1').length,
+        unlabelled: [...document.querySelectorAll('input:not([type=hidden])')].filter((i) => i.labels.length === 0).length,
+        unnamed: [...document.querySelectorAll('button, a')].filter((b) => !b.textContent.trim()).length })`),
+      { lang: 'en', h1: 1, unlabelled: 0, unnamed: 0 },
+      `${what}: language, one h1, labelled fields, named buttons and links`,
+    );
 
   // Not signed in: Connect X asks for sign-in first, then goes on to X.
   let res = await page.goto(`${app.url}/social/connect/x`);
   t.match(page.url(), /\/social\/connections\?connect=x$/);
   t.equal(await h1(), 'Sign in to connect social accounts');
+  await a11y('sign-in');
   await page.getByLabel('Email').fill(m.email);
   await page.getByLabel('Password').fill(m.password);
   await Promise.all([page.waitForURL(/\/social\/connections\?connected=x$/), page.getByRole('button', { name: 'Sign in' }).click()]);
@@ -91,6 +101,7 @@ t.test('connect X and LinkedIn in Chromium, see them listed, refusals, disconnec
 
   t.equal((await page.getByRole('status').textContent())?.trim(), 'Connected your X account. The workspace can publish to it now.');
   t.equal(await page.getByRole('heading', { level: 2, name: 'X: brandx' }).count(), 1, 'listed');
+  await a11y('connections');
   t.match(await page.getByRole('list', { name: 'Platforms' }).textContent(), /Threads: not configured on this server/);
 
   // A replay of X's redirect (same code and state) is refused: the state was used once.
