@@ -328,7 +328,7 @@ function metricsToken(raw: string | undefined): string | undefined {
 export interface SocialConfig {
   /** SOCIAL_API_BASE_<PLATFORM>: replaces scheme and host of every URL that platform's adapter calls (sandboxes, fakes). */
   apiBase: Record<string, string | undefined>;
-  /** SOCIAL_<PLATFORM>_CLIENT_ID / _CLIENT_SECRET: the app's OAuth client, for refreshing tokens. */
+  /** SOCIAL_<PLATFORM>_CLIENT_ID / _CLIENT_SECRET: the app's OAuth client, for the browser connect flow and refreshing tokens. */
   clients: Record<string, { id: string; secret: string | undefined } | undefined>;
   /** Social publish jobs a worker process runs at once. */
   concurrency: number;

@@ -1,5 +1,8 @@
 // npm run worker: job workers alone, for scale-out next to API-only nodes.
+import module from 'node:module';
 import { handleSignals, ShutdownRequested } from './lifecycle.ts';
+// V8 code and stripped TypeScript cached on disk (os.tmpdir()), as in src/main.ts.
+module.enableCompileCache?.();
 // Signal handlers first: a SIGTERM or Ctrl-C during start-up stops what was started, in order.
 const life = handleSignals('media-api worker');
 

@@ -11,10 +11,9 @@ import { resolveRef } from './codegen.ts';
 import { trimText } from './mcp-compact.ts';
 
 /** The most skill.md may weigh (bytes); generation fails above it. */
-// 40 KiB was the budget for the 27-tool contract of issue 14; webhooks, workspace assets and social
-// publishing added 22 operations and tools since, and at 40 KiB their fields lost every meaning.
-// 44 KiB keeps the meanings of top-level fields; bringing it back to 40 KiB is open work.
-export const SKILL_MAX_BYTES = 44 * 1024;
+// 40 KiB for about 50 operations and tools: types and limits with one-line meanings of the top-level
+// fields take most of it; nested fields keep their types and limits (and meanings when there is room).
+export const SKILL_MAX_BYTES = 40 * 1024;
 /** Where the MCP adapter is mounted (src/mcp/index.ts), relative to the deployment's origin. */
 export const MCP_PATH = '/mcp';
 
@@ -91,12 +90,16 @@ function branchName(b: JsonObject): string | undefined {
   return undefined;
 }
 
-/** A compact type-and-limits text: `string 1–200 chars`, `integer 1–10, default 1`, `one of a, b`. */
+/**
+ * A compact type-and-limits text: `string 1–200` (a string's limits are its length), `uuid`,
+ * `integer 1–10 default 1`, `` `a|b` `` (the allowed values), `[uri] ≤10 items`, `… or null`.
+ */
 export function describeSchema(spec: JsonObject, raw: Json | undefined): string {
   const { schema: s, nullable } = unwrapNull(spec, raw);
   const parts: string[] = [];
+  const format = typeof s.format === 'string' && !['int32', 'int64', 'float', 'double'].includes(s.format) ? s.format : undefined;
   if (s.const !== undefined) parts.push(`= ${code(s.const)}`);
-  else if (Array.isArray(s.enum)) parts.push(s.enum.map((v) => code(v)).join('|'));
+  else if (Array.isArray(s.enum)) parts.push(code(s.enum.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join('|')));
   else {
     const branches = objectBranches(spec, s);
     const type = Array.isArray(s.type) ? s.type.join(' or ') : typeof s.type === 'string' ? s.type : undefined;
@@ -104,19 +107,20 @@ export function describeSchema(spec: JsonObject, raw: Json | undefined): string 
     else if (type === 'array') {
       const items = unwrapNull(spec, s.items as Json).schema;
       parts.push(items.properties || objectBranches(spec, items) ? 'object[]' : `[${describeSchema(spec, s.items as Json)}]`);
-    } else if (type) parts.push(type);
+    } else if (type === 'string' && format) parts.push(format);
+    else if (type) parts.push(type);
     else if (Array.isArray(s.oneOf ?? s.anyOf)) parts.push(((s.oneOf ?? s.anyOf) as Json[]).map((b) => describeSchema(spec, b)).join(' or '));
-    if (typeof s.format === 'string' && !['int32', 'int64', 'float', 'double'].includes(s.format)) parts.push(`(${s.format})`);
+    if (format && type !== 'string') parts.push(`(${format})`);
   }
-  if (s.minLength !== undefined && s.maxLength !== undefined) parts.push(`${s.minLength}–${s.maxLength} long`);
-  else if (s.maxLength !== undefined && s.format !== 'uuid' && s.format !== 'uri') parts.push(`≤ ${s.maxLength} long`);
+  if (s.minLength !== undefined && s.maxLength !== undefined) parts.push(`${s.minLength}–${s.maxLength}`);
+  else if (s.maxLength !== undefined && format !== 'uuid' && format !== 'uri') parts.push(`≤${s.maxLength}`);
   if (Array.isArray(s.enum)) {
     // The values say it all.
   } else if (s.minimum !== undefined && s.maximum !== undefined && s.maximum !== Number.MAX_SAFE_INTEGER) parts.push(`${s.minimum}–${s.maximum}`);
-  else if (s.minimum !== undefined) parts.push(`≥ ${s.minimum}`);
-  else if (s.maximum !== undefined && s.maximum !== Number.MAX_SAFE_INTEGER) parts.push(`≤ ${s.maximum}`);
-  if (s.maxItems !== undefined) parts.push(s.minItems ? `(${s.minItems}–${s.maxItems} items)` : `(≤ ${s.maxItems} items)`);
-  else if (s.minItems) parts.push(`(≥ ${s.minItems} items)`);
+  else if (s.minimum !== undefined) parts.push(`≥${s.minimum}`);
+  else if (s.maximum !== undefined && s.maximum !== Number.MAX_SAFE_INTEGER) parts.push(`≤${s.maximum}`);
+  if (s.maxItems !== undefined) parts.push(s.minItems ? `${s.minItems}–${s.maxItems} items` : `≤${s.maxItems} items`);
+  else if (s.minItems) parts.push(`≥${s.minItems} items`);
   if (s.default !== undefined) parts.push(`default ${code(s.default)}`);
   if (nullable) parts.push('or null');
   return parts.join(' ');
@@ -146,6 +150,8 @@ export const SKILL_LEVELS: Verbosity[] = [
   { field: 60, nested: 0, branch: 48, operation: 110, tool: 60, returns: 0 },
   { field: 44, nested: 0, branch: 40, operation: 90, tool: 50, returns: 0 },
   { field: 32, nested: 0, branch: 32, operation: 80, tool: 40, returns: 0 },
+  { field: 24, nested: 0, branch: 24, operation: 70, tool: 36, returns: 0 },
+  { field: 18, nested: 0, branch: 20, operation: 60, tool: 32, returns: 0 },
   { field: 0, branch: 32, operation: 80, tool: 40, returns: 0 },
 ];
 
@@ -313,16 +319,16 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
   out.push(`- **REST**: every path below is under \`<origin>${server}\` (the health probes under the origin). JSON in, JSON out.`);
   for (const [name, raw] of Object.entries(schemes)) {
     const s = deref(spec, raw);
-    if (s.type === 'http') out.push(`- **API key** (\`${name}\`): ${trimText(oneLine(s.description), 320)}`);
+    if (s.type === 'http') out.push(`- **API key** (\`${name}\`): ${trimText(oneLine(s.description), 200)}`);
   }
-  out.push(`- **MCP**: \`POST <origin>${MCP_PATH}\`, the remote MCP endpoint (Streamable HTTP, stateless JSON-RPC \`tools/list\`, \`tools/call\`). Each operation below names its tool; the tool's arguments are the operation's path, query and body fields side by side (header \`Idempotency-Key\` → \`idempotency_key\`), and tool errors name them (\`prompt\`, not \`body.prompt\`). Connect either way:`);
+  out.push(`- **MCP**: \`POST <origin>${MCP_PATH}\`, the remote MCP endpoint (Streamable HTTP, stateless JSON-RPC \`tools/list\`, \`tools/call\`). Each operation below names its tool, whose arguments are the operation's path, query and body fields side by side (\`Idempotency-Key\` → \`idempotency_key\`). Connect either way:`);
   out.push(`  1. API key as bearer: \`Authorization: Bearer <API key>\` on \`${MCP_PATH}\`, as for REST.`);
   for (const [name, raw] of Object.entries(schemes)) {
     const s = deref(spec, raw);
     if (s.type !== 'oauth2') continue;
     const flow = deref(spec, ((s.flows ?? {}) as JsonObject).authorizationCode as Json);
     const scopes = Object.entries((flow.scopes ?? {}) as JsonObject).map(([k, v]) => `${code(k)} ${oneLine(v)}`).join('; ');
-    out.push(`  2. OAuth 2.1 (\`${name}\`): ${trimText(oneLine(s.description), 480)} Authorize at \`${flow.authorizationUrl}\`, token at \`${flow.tokenUrl}\`. Scopes: ${scopes}`);
+    out.push(`  2. OAuth 2.1 (\`${name}\`): ${trimText(oneLine(s.description), 380)} Authorize at \`${flow.authorizationUrl}\`, token at \`${flow.tokenUrl}\`. Scopes: ${scopes}`);
   }
   out.push('');
   // The spec's prose, paragraph by paragraph; its **Errors.** paragraph goes to the Errors section,
@@ -335,12 +341,12 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
   // Error statuses every authenticated operation may answer are said once, in the Errors section.
   const authed = index.operations.filter((o) => o.scopes.length > 0);
   const common = Object.keys(authed[0]?.responses ?? {}).filter((st) => !st.startsWith('2') && authed.every((o) => st in o.responses));
-  out.push('## Operations', '', 'Each once: method and path, operationId, MCP tool, scopes, what it does, its fields (one line each: name, type and limits, `*` if required, meaning; nested fields indented; `a|b` lists the allowed values) and an example request.', '');
+  out.push('## Operations', '', "Each once: method and path, operationId, MCP tool, scopes, what it does, its fields (one line each: name, type and limits (a string's limits are its length), `*` if required, meaning; nested fields indented; `a|b` lists the allowed values) and an example request.", '');
   for (const op of index.operations) {
     const raw = deref(spec, deref(spec, paths[op.path] as Json)[op.method.toLowerCase()] as Json);
     // Heading: method, path, operationId, MCP tool(s), scopes (the summary is the description's gist).
     const tags = [op.mcpTools.length ? `tool ${toolsOf(op)}` : '', scopeText(op.scopes), op.rateLimit ? 'rate-limited' : ''].filter(Boolean);
-    out.push(`### ${op.method} ${shownPath(op)} — \`${op.operationId}\` · ${tags.join(' · ')}`, '');
+    out.push(`### ${op.method} ${shownPath(op)} · \`${op.operationId}\` · ${tags.join(' · ')}`, '');
     if (op.deprecated) out.push(`**Deprecated**${op.aliasOf ? `: the same as \`${op.aliasOf}\` (fields above); use that instead` : ''}.`, '');
     if (!op.description) out.push(`${oneLine(op.summary)}.`, '');
     if (op.aliasOf) continue;
@@ -386,7 +392,8 @@ export function renderAt(spec: JsonObject, index: OperationIndex, catalog: Skill
       return String(sampleValue(spec, p?.schema));
     });
     const query = op.params.filter((p) => p.in === 'query' && p.required).map((p) => `${p.name}=${encodeURIComponent(String(sampleValue(spec, p.schema)))}`);
-    const target = `${op.server === undefined ? server : op.server.replace(/\/$/, '')}${pathValues}${query.length ? `?${query.join('&')}` : ''}`;
+    // Under the document's server like the headings (Connect says where that is); other servers in full.
+    const target = `${op.server === undefined ? '' : op.server.replace(/\/$/, '')}${pathValues}${query.length ? `?${query.join('&')}` : ''}`;
     const success = Object.entries(op.responses).filter(([s]) => s.startsWith('2'));
     const errors = Object.keys(op.responses).filter((s) => !s.startsWith('2') && !(op.scopes.length > 0 && common.includes(s)));
     const answers = `${success.map(([s, r]) => (level.returns ? `${s} (${trimText(oneLine(r.description), level.returns)})` : s)).join(', ')}${errors.length ? `; also ${errors.join(', ')}` : ''}`;

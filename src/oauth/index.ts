@@ -6,6 +6,8 @@
 //   ./authorize.ts    GET  /oauth/authorize, GET/POST /oauth/sign-in, /oauth/consent, POST /oauth/sign-out
 //   ./connections.ts  GET/POST /oauth/connections             the member's connected apps (disconnect)
 //   ./token.ts        POST /oauth/token, /oauth/revoke        grants and RFC 7009 revocation
+//   ./social.ts       GET /social/connect|callback/{platform}, GET/POST /social/connections
+//                     the member connects the workspace's social accounts (same session)
 // with what they share in ./http.ts (answers, forms, cookies), ./session.ts (the member's browser
 // session, sign-in) and ./pages.ts (the HTML). The logic is in src/services/oauth/oauth.ts.
 // Registered as an encapsulated plugin, so its form-body parser and error handler stay out of the
@@ -19,6 +21,7 @@ import { JSON_ENDPOINTS, oauthServer, registerFormParser, sendOAuthError, sendPa
 import { registerMetadata } from './metadata.ts';
 import { errorPage } from './pages.ts';
 import { registerRegistration } from './register.ts';
+import { registerSocialConnect } from './social.ts';
 import { registerToken } from './token.ts';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/outage.ts';
 
@@ -51,5 +54,6 @@ export function registerOAuth(app: FastifyInstance, ctx: AppContext): void {
     registerAuthorize(scope, server);
     registerConnections(scope, server);
     registerToken(scope, server);
+    registerSocialConnect(scope, server);
   });
 }

@@ -232,3 +232,109 @@ export function errorPage(title: string, message: string): string {
 <p>Return to the app you were connecting and start the connection again.</p>`,
   );
 }
+
+// ------------------------------------------------------------------ social account connections
+
+/** One connected social account on the social connections page. */
+export interface SocialAccountView {
+  id: string;
+  platform: string;
+  handle: string;
+  displayName: string | null;
+  status: string;
+  statusReason: string | null;
+  connectedAt: string;
+}
+
+/** A platform on the social connections page: a Connect link when the server has an app there. */
+export interface SocialPlatformView {
+  platform: string;
+  label: string;
+  configured: boolean;
+}
+
+/** Sign-in form of the social connections page (`connect`: the platform to go on to connecting). */
+export function socialSignInPage(opts: { csrf: string; connect?: string; email?: string; error?: string }): string {
+  return layout(
+    'Social accounts',
+    `<h1 id="page-title">Sign in to connect social accounts</h1>
+${signInForm(
+  '/social/connections',
+  { action: 'sign-in', csrf: opts.csrf, ...(opts.connect ? { connect: opts.connect } : {}) },
+  opts.email,
+  opts.error,
+  '<p>Connect the Instagram, TikTok, X, LinkedIn, Threads, YouTube, Pinterest and Facebook accounts your workspace publishes to. Sign in with your workspace account.</p>',
+)}`,
+  );
+}
+
+/** The workspace's connected social accounts (each with Disconnect) and a Connect link per platform. */
+export function socialConnectionsPage(opts: {
+  csrf: string;
+  memberEmail: string;
+  workspace: string;
+  accounts: SocialAccountView[];
+  platforms: SocialPlatformView[];
+  notice?: string;
+  error?: string;
+}): string {
+  const label = (p: string) => opts.platforms.find((x) => x.platform === p)?.label ?? p;
+  const items = opts.accounts
+    .map((a) => {
+      const name = `${label(a.platform)} ${a.handle}`;
+      return `<li class="who">
+<h2>${esc(label(a.platform))}: ${esc(a.handle)}</h2>
+<p class="note">${a.displayName ? `${esc(a.displayName)}. ` : ''}Connected ${day(a.connectedAt)}. ${
+        a.status === 'connected' ? 'Status: connected.' : `Status: <strong>needs reconnecting</strong>${a.statusReason ? ` (${esc(a.statusReason)})` : ''}.`
+      }</p>
+<form method="post" action="/social/connections">
+${hidden('action', 'disconnect')}
+${hidden('account', a.id)}
+${hidden('csrf', opts.csrf)}
+<button type="submit" class="secondary" aria-label="Disconnect ${esc(name)}">Disconnect</button>
+</form>
+</li>`;
+    })
+    .join('\n');
+  const connect = opts.platforms
+    .map((p) =>
+      p.configured
+        ? `<li><a href="/social/connect/${esc(p.platform)}">Connect ${esc(p.label)}</a></li>`
+        : `<li>${esc(p.label)}: not configured on this server</li>`,
+    )
+    .join('\n');
+  return layout(
+    'Social accounts',
+    `<h1 id="page-title">Social accounts</h1>
+${opts.error ? `<div class="alert" role="alert">${esc(opts.error)}</div>` : ''}
+${opts.notice ? `<p class="status" role="status">${esc(opts.notice)}</p>` : ''}
+<p class="who">Signed in as <strong>${esc(opts.memberEmail)}</strong>, workspace <strong>${esc(opts.workspace)}</strong>.</p>
+${
+  opts.accounts.length
+    ? `<p>The workspace publishes to these accounts (through MCP). Disconnecting one deletes its tokens here; revoke the app at the platform too if you want it gone there.</p>
+<ul class="apps" aria-label="Connected accounts">
+${items}
+</ul>`
+    : '<p>No social account is connected to this workspace.</p>'
+}
+<h2>Connect an account</h2>
+<ul aria-label="Platforms">
+${connect}
+</ul>
+<form method="post" action="/social/connections">
+${hidden('action', 'sign-out')}
+${hidden('csrf', opts.csrf)}
+<p class="note"><a href="/oauth/connections">Connected apps</a> · <button type="submit" class="link">Sign out</button></p>
+</form>`,
+  );
+}
+
+/** A connection that did not complete, with the way back. */
+export function socialErrorPage(title: string, message: string): string {
+  return layout(
+    title,
+    `<h1 id="page-title">${esc(title)}</h1>
+<div class="alert" role="alert">${esc(message)}</div>
+<p><a href="/social/connections">Back to social accounts</a></p>`,
+  );
+}

@@ -1,5 +1,6 @@
-// The member's browser session, shared by the authorization pages and the connected-apps page:
-// a cookie (HttpOnly, SameSite=Lax, Path=/oauth, Secure on https), the same-site check every form
+// The member's browser session, shared by the authorization pages, the connected-apps page and
+// the social connection pages (/social/…): a cookie (HttpOnly, SameSite=Lax, Path=/, Secure on
+// https; a cookie of the former Path=/oauth is cleared whenever it is set), the same-site check every form
 // POST passes, and password sign-in with failed attempts limited per account and per address.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeEmail, verifyMemberPassword, type SignedInMember } from '../services/oauth/members.ts';
@@ -11,7 +12,11 @@ import { errorPage } from './pages.ts';
 const COOKIE = 'mapi_oauth_session';
 
 export const setSessionCookie = ({ cfg, secure }: OAuthServer, reply: FastifyReply, s: BrowserSession) =>
-  reply.header('set-cookie', `${COOKIE}=${s.token}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age=${cfg.sessionTtlSeconds}${secure ? '; Secure' : ''}`);
+  reply.header('set-cookie', [
+    `${COOKIE}=${s.token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${cfg.sessionTtlSeconds}${secure ? '; Secure' : ''}`,
+    // The cookie of earlier versions (Path=/oauth) would shadow this one on the /oauth pages.
+    `${COOKIE}=; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age=0${secure ? '; Secure' : ''}`,
+  ]);
 
 /** The browser session the request's cookie names, if it is still valid. */
 export const currentSession = ({ ctx }: OAuthServer, req: FastifyRequest) => findBrowserSession(ctx.db, readCookie(req, COOKIE));

@@ -23,7 +23,7 @@ async function signedIn(email: string, password: string) {
   t.equal(res.status, 200);
   let html = await res.text();
   t.match(html, /<h1 id="page-title">Sign in to see your connected apps<\/h1>/);
-  t.match(res.headers.get('set-cookie'), /^mapi_oauth_session=mss_[\w-]+; Path=\/oauth; HttpOnly; SameSite=Lax/);
+  t.match(res.headers.get('set-cookie'), /^mapi_oauth_session=mss_[\w-]+; Path=\/; HttpOnly; SameSite=Lax/);
   res = await b.post('/oauth/connections', { action: 'sign-in', csrf: hiddenField(html, 'csrf')!, email, password });
   t.equal(res.status, 303);
   t.equal(res.headers.get('location'), '/oauth/connections');

@@ -321,7 +321,7 @@ t.test('the pages: CSRF token, same-origin POSTs, bound to the browser that star
   const q = new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: CB, code_challenge: challenge, code_challenge_method: 'S256' });
   const start = await b.fetch(`/oauth/authorize?${q}`);
   t.equal(start.status, 303);
-  t.match(start.headers.get('set-cookie'), /^mapi_oauth_session=mss_[^;]+; Path=\/oauth; HttpOnly; SameSite=Lax/);
+  t.match(start.headers.get('set-cookie'), /^mapi_oauth_session=mss_[^;]+; Path=\/; HttpOnly; SameSite=Lax/);
   const page = await b.fetch(start.headers.get('location')!);
   t.equal(page.status, 200);
   t.equal(page.headers.get('x-frame-options'), 'DENY');

@@ -2,6 +2,7 @@
 // AES-256-GCM, services/social/token-crypto.ts; the key is never in the database).
 import { integer, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { organizations } from './core.ts';
+import { members, oauthBrowserSessions } from './mcp.ts';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -98,4 +99,31 @@ export const socialPublicationTargets = pgTable(
     index('social_publication_targets_publication_idx').on(t.publicationId, t.position),
     uniqueIndex('social_publication_targets_account_uq').on(t.publicationId, t.accountId),
   ],
+);
+
+/**
+ * A browser connect flow waiting for the platform's callback (src/oauth/social.ts): the `state`
+ * sent to the platform (stored as its SHA-256), bound to the member's browser session, used once
+ * (deleted when the callback consumes it) and expiring. `code_verifier` is the PKCE secret for
+ * platforms that take one (null otherwise).
+ */
+export const socialConnectStates = pgTable(
+  'social_connect_states',
+  {
+    stateHash: text('state_hash').primaryKey(),
+    sessionId: uuid('session_id')
+      .notNull()
+      .references(() => oauthBrowserSessions.id, { onDelete: 'cascade' }),
+    memberId: uuid('member_id')
+      .notNull()
+      .references(() => members.id, { onDelete: 'cascade' }),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    platform: text('platform').notNull(),
+    codeVerifier: text('code_verifier'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('social_connect_states_expiry_idx').on(t.expiresAt)],
 );
