@@ -46,6 +46,8 @@ export interface GenerationJob {
   fonts?: string[];
   /** A custom reference's colours ('#RRGGBB', most dominant first): the palette when there is no brand kit. */
   referenceColors?: string[];
+  /** Where a custom reference's subject is (fractions 0–1 of its frame): arranges the ad when no preset does. */
+  referenceSubject?: { x: number; y: number; width: number; height: number } | null;
 }
 
 export interface ProviderResult {

@@ -366,3 +366,19 @@ t.test('inputs that cannot apply stay a 400 naming the field', async (t) => {
     t.ok(JSON.stringify(res.body.error).includes(field), `names ${field}`);
   }
 });
+
+t.test("a custom reference's subject position arranges the ad when no preset does", async (t) => {
+  const at = (subject: { x: number; y: number; width: number; height: number } | null, presetId?: string) =>
+    layoutOf({ referenceImages: [product], referenceSubject: subject, presetId, presetIndex: presetId ? 0 : undefined });
+  const top = at({ x: 0.2, y: 0.05, width: 0.6, height: 0.3 });
+  const bottom = at({ x: 0.2, y: 0.55, width: 0.6, height: 0.4 });
+  const small = at({ x: 0.45, y: 0.6, width: 0.2, height: 0.2 });
+  t.equal(top.arrangement, 'flipped');
+  t.ok(top.product.y < top.headline.y, 'subject high in the reference: the product above the headline');
+  t.equal(bottom.arrangement, 'standard');
+  t.ok(bottom.product.y > bottom.headline.y, 'subject low: the product below the headline');
+  t.equal(small.arrangement, 'inset');
+  t.ok(small.product.w < bottom.product.w, 'a small subject: a smaller product frame');
+  t.equal(at(null).arrangement, 'standard', 'no subject: standard');
+  t.equal(at({ x: 0.2, y: 0.05, width: 0.6, height: 0.3 }, 'studio-white').arrangement, 'standard', 'a preset decides before the reference');
+});

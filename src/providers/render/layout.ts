@@ -334,7 +334,24 @@ export function tile(area: Rect, n: number, g: number): Rect[] {
 export const inset = (a: Rect, d: number): Rect => ({ x: a.x + d, y: a.y + d, w: Math.max(2, a.w - 2 * d), h: Math.max(2, a.h - 2 * d) });
 
 type LayoutInput = Pick<GenerationJob, 'type' | 'templateSlug' | 'width' | 'height' | 'referenceImages' | 'brandName' | 'avatarName'> &
-  Partial<Pick<GenerationJob, 'presetId' | 'presetIndex' | 'logo' | 'avatarImage'>>;
+  Partial<Pick<GenerationJob, 'presetId' | 'presetIndex' | 'logo' | 'avatarImage' | 'referenceSubject'>>;
+
+/**
+ * The arrangement: the preset's; else, following a custom reference, the product where the
+ * reference has its subject (before the headline when the subject sits in the upper part, or
+ * in the left part of a landscape frame; a smaller frame for a small subject); else standard.
+ */
+export function arrangementFor(job: LayoutInput, orientation: 'portrait' | 'landscape' | 'square'): Arrangement {
+  const preset = presetLook(job);
+  if (preset) return preset.arrangement;
+  const s = job.referenceSubject;
+  if (!s || !(s.width > 0 && s.height > 0)) return 'standard';
+  const cx = s.x + s.width / 2;
+  const cy = s.y + s.height / 2;
+  if (orientation === 'landscape' ? cx < 0.42 : cy < 0.42) return 'flipped';
+  if (s.width * s.height < 0.12) return 'inset';
+  return 'standard';
+}
 
 /** The logo box at the end of a brand band (the band's text keeps the rest). */
 function splitBand(band: Rect, hasLogo: boolean, gap: number): { text: Rect; logo: Rect | null } {
@@ -392,7 +409,7 @@ function overlayLayout(job: LayoutInput): AdLayout {
     logo: split?.logo ?? null,
     avatar: null,
     avatarShape: 'fill',
-    arrangement: presetLook(job)?.arrangement ?? 'standard',
+    arrangement: arrangementFor(job, orientation),
   };
 }
 
@@ -408,7 +425,7 @@ function fullLayout(job: LayoutInput): AdLayout {
   const hasBrandLine = Boolean(job.brandName || (kind === 'ugc' && job.avatarName));
   const hasLogo = Boolean(job.logo);
   const hasBand = hasBrandLine || hasLogo;
-  const arrangement: Arrangement = kind === 'model' ? 'standard' : (presetLook(job)?.arrangement ?? 'standard');
+  const arrangement: Arrangement = kind === 'model' ? 'standard' : arrangementFor(job, orientation);
 
   let band: Rect | null = null;
   let headline: Rect;
