@@ -18,10 +18,10 @@ import { randomInt } from 'node:crypto';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import sharp, { type Metadata } from 'sharp';
-import { probe, type MediaFile } from '../media/ffmpeg.ts';
-import { sniff } from '../media/inspect.ts';
-import { DEFAULT_PIXEL_LIMITS, pixelProblem, type PixelLimits } from '../media/limits.ts';
+import sharp from 'sharp';
+import type { MediaFile } from '../media/ffmpeg.ts';
+import { inspect, MediaRejected, sniff } from '../media/inspect.ts';
+import { DEFAULT_PIXEL_LIMITS, type PixelLimits } from '../media/limits.ts';
 import { FetchRefused, type GuardedFetcher } from '../net/guarded-fetch.ts';
 import { CONTENT_TYPES, ProviderError, type GenerationJob, type ImageFormat, type ProviderModel, type ProviderResult } from './types.ts';
 
@@ -263,45 +263,38 @@ export async function downloadOutput(label: string, fetcher: GuardedFetcher, url
   }
 }
 
-/** Checks the output bytes against the job and writes the final file into workDir. */
+/**
+ * Checks the output bytes against the job as an upload is checked (sniffed; inspected with the
+ * sniffed demuxer forced, pixels bounded, a video read all the way through as its format) and
+ * writes the final file into workDir, converting an image the model made in another format.
+ */
 export async function storeOutput(label: string, job: GenerationJob, bytes: Buffer, workDir: string, limits: PixelLimits = DEFAULT_PIXEL_LIMITS): Promise<ProviderResult> {
   const invalid = (why: string, cause?: unknown) =>
-    new ProviderError(`${label} output is not a valid ${job.output}: ${why}`, { retryable: false, code: 'provider_invalid_output', cause });
+    new ProviderError(`${label} output is not a valid ${job.output}: ${why}`.slice(0, 1900), { retryable: false, code: 'provider_invalid_output', cause });
   if (bytes.length > MAX_OUTPUT_BYTES[job.output]) throw invalid(`it is over ${MAX_OUTPUT_BYTES[job.output]} bytes`);
   const sniffed = await sniff(bytes).catch(() => undefined);
-  const tmp = path.join(workDir, `.${job.generationId}.download`);
+  const wanted = job.output === 'video' ? ['video/mp4'] : ['image/png', 'image/jpeg', 'image/webp'];
+  if (!sniffed || !wanted.includes(sniffed.mime)) throw invalid(`it is ${sniffed?.mime ?? 'not a recognised file'} (expected ${wanted.join(', ')})`);
+  const tmp = path.join(workDir, `.${job.generationId}.download.${sniffed.ext}`);
   await writeFile(tmp, bytes);
   try {
+    const info = await inspect(tmp, sniffed, limits).catch((err: unknown) => {
+      throw err instanceof MediaRejected ? invalid(`it ${err.message}`, err) : err;
+    });
+    if (!info.width || !info.height) throw invalid('no dimensions');
     if (job.output === 'video') {
-      if (!sniffed || !/^video\/(mp4|quicktime)$/.test(sniffed.mime)) throw invalid(`it is ${sniffed?.mime ?? 'not a recognised file'}`);
-      const info = await probe(tmp).catch((err: Error) => {
-        throw invalid(err.message, err);
-      });
-      if (!info.has_video || !info.width || !info.height) throw invalid('no video stream');
-      const tooBig = pixelProblem(info.width, info.height, limits);
-      if (tooBig) throw invalid(`its frames ${tooBig.replace(/^is /, 'are ')}`);
       const out = path.join(workDir, `${job.generationId}.mp4`);
       await rename(tmp, out);
-      return { path: out, contentType: CONTENT_TYPES.mp4, width: info.width, height: info.height, durationSeconds: info.duration_seconds ?? undefined, bytes: (await stat(out)).size };
+      return { path: out, contentType: CONTENT_TYPES.mp4, width: info.width, height: info.height, durationSeconds: info.durationSeconds ?? undefined, bytes: (await stat(out)).size };
     }
-    if (!sniffed || !['image/png', 'image/jpeg', 'image/webp'].includes(sniffed.mime)) throw invalid(`it is ${sniffed?.mime ?? 'not a recognised file'}`);
-    let meta: Metadata;
-    try {
-      meta = await sharp(tmp, { limitInputPixels: limits.maxPixels }).metadata();
-    } catch (err) {
-      throw invalid((err as Error).message, err);
-    }
-    if (!meta.width || !meta.height) throw invalid('no dimensions');
-    const tooBig = pixelProblem(meta.width, meta.height, limits);
-    if (tooBig) throw invalid(`it ${tooBig}`);
     const want = job.imageFormat ?? 'png';
     const out = path.join(workDir, `${job.generationId}.${EXT[want]}`);
-    if (meta.format === want) await rename(tmp, out);
+    if (sniffed.mime === CONTENT_TYPES[want]) await rename(tmp, out);
     else {
       const img = sharp(tmp, { limitInputPixels: limits.maxPixels }).rotate();
       await (want === 'jpeg' ? img.flatten({ background: '#ffffff' }).jpeg({ quality: 92 }) : want === 'webp' ? img.webp({ quality: 90 }) : img.png()).toFile(out);
     }
-    return { path: out, contentType: CONTENT_TYPES[want], width: meta.width, height: meta.height, bytes: (await stat(out)).size };
+    return { path: out, contentType: CONTENT_TYPES[want], width: info.width, height: info.height, bytes: (await stat(out)).size };
   } finally {
     await rm(tmp, { force: true });
   }

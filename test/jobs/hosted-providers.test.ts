@@ -36,7 +36,7 @@ const app = await startTestApp(
     OPENAI_API_BASE: `${openai.url}/v1`,
     OPENAI_API_KEY: 'sk-test-openai',
     PROVIDER_POLL_MS: '40',
-    PROVIDER_JOB_TIMEOUT_MS: '2500',
+    PROVIDER_JOB_TIMEOUT_MS: '1500',
     OUTBOUND_ALLOW_IPS: '127.0.0.1',
   },
   { workers: true },

@@ -5,7 +5,7 @@
 // body). It answers with prediction objects (status starting → processing → succeeded, output a
 // URL on its own /files/), 429 {"title","detail","status"} with Retry-After, and POST …/cancel.
 // Behaviour by words in the prompt: "throttle" (first create answers 429), "nsfw" (the prediction
-// fails with the safety checker's message), "slow" (never finishes).
+// fails with the safety checker's message), "slow" (never finishes), "garbage" (the output is not an image).
 import { randomBytes } from 'node:crypto';
 import { png, sizeFor, startFake, type Fake } from './common.ts';
 
@@ -79,7 +79,7 @@ export async function startReplicateFake(token: string): Promise<ReplicateFake> 
       return json(200, view(p, null, 'NSFW content detected. Try running it again, or try a different prompt.'));
     }
     const { width, height } = sizeFor(p.input.aspect_ratio ?? '1:1', 1024);
-    fake.files.set(`${p.id}.png`, { type: 'image/png', bytes: await png(width, height) });
+    fake.files.set(`${p.id}.png`, { type: 'image/png', bytes: /garbage/.test(p.input.prompt) ? Buffer.from('<html>not an image</html>') : await png(width, height) });
     p.status = 'succeeded';
     return json(200, view(p, `${fake.url}/files/${p.id}.png`));
   });
