@@ -249,6 +249,8 @@ export async function inputsFor(job: GenerationJob, model: ProviderModel, defaul
 const EXT: Record<ImageFormat, string> = { png: 'png', jpeg: 'jpg', webp: 'webp' };
 /** Output size caps: an image is far smaller; a video may be long. */
 const MAX_OUTPUT_BYTES = { image: 50 * 1024 * 1024, video: 500 * 1024 * 1024 };
+/** Longest video output accepted: our durations are at most 30 s; a model may pad, not make minutes. */
+const MAX_OUTPUT_SECONDS = 120;
 
 /** Fetches an output URL through the guarded client (provider CDNs are not our hosts). */
 export async function downloadOutput(label: string, fetcher: GuardedFetcher, url: string, job: GenerationJob, signal: AbortSignal | undefined, timeoutMs: number): Promise<Buffer> {
@@ -283,6 +285,7 @@ export async function storeOutput(label: string, job: GenerationJob, bytes: Buff
     });
     if (!info.width || !info.height) throw invalid('no dimensions');
     if (job.output === 'video') {
+      if ((info.durationSeconds ?? 0) > MAX_OUTPUT_SECONDS) throw invalid(`it lasts ${info.durationSeconds} s, more than the ${MAX_OUTPUT_SECONDS} s accepted`);
       const out = path.join(workDir, `${job.generationId}.mp4`);
       await rename(tmp, out);
       return { path: out, contentType: CONTENT_TYPES.mp4, width: info.width, height: info.height, durationSeconds: info.durationSeconds ?? undefined, bytes: (await stat(out)).size };
