@@ -144,7 +144,9 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
   try {
     const inputs = await gatherInputs(ctx, g, workDir, signal);
     const spec = g.spec;
-    const result = await providerOf(ctx).generate(
+    const router = providerOf(ctx);
+    let hostedJob = storedProviderJob(g);
+    const result = await router.generate(
       {
         generationId: g.id,
         type: g.type as GenerationJob['type'],
@@ -177,9 +179,17 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
         signal,
         onProgress: (fraction) => progress('rendering', fraction * 100),
         resume: storedProviderJob(g),
-        onSubmitted: (ref) => saveProviderJob(ctx, g.id, ref),
+        onSubmitted: async (ref) => {
+          hostedJob = ref ?? undefined;
+          await saveProviderJob(ctx, g.id, ref);
+        },
       },
-    );
+    ).catch(async (err: unknown) => {
+      // No attempt will follow (or none can use it): stop the hosted job rather than pay for it.
+      // A stopping worker (aborted signal) leaves it for the next attempt to resume.
+      if (hostedJob && !signal.aborted && (job.lastAttempt || !describeFailure(err).retry)) await router.cancel(hostedJob).catch(() => {});
+      throw err;
+    });
     const ext = EXT[result.contentType] ?? 'bin';
     const stored = await ctx.storage.put(`generations/${g.orgId}/${g.id}.${ext}`, { file: result.path }, result.contentType);
     await completeGeneration(ctx, g, {

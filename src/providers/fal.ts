@@ -11,7 +11,7 @@
 // type "content_policy_violation" (or an output flagged has_nsfw_concepts) is a content-policy
 // refusal. Output URLs (fal.media) are fetched through the guarded client.
 import { HostedApi, downloadOutput, inputsFor, progressOf, storeOutput, type ErrorReading, type HostedOptions } from './hosted.ts';
-import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderResult } from './types.ts';
+import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderJobRef, type ProviderResult } from './types.ts';
 
 interface QueueStatus {
   request_id?: string;
@@ -56,6 +56,11 @@ export class FalProvider implements Provider {
     this.api = new HostedApi('fal', o, `Key ${o.key}`, readError);
   }
 
+  async cancel(ref: ProviderJobRef): Promise<void> {
+    if (!ref.app) return;
+    await this.api.call(`/${ref.app}/requests/${encodeURIComponent(ref.id)}/cancel`, { method: 'PUT' }).catch(() => {});
+  }
+
   async generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult> {
     const model = job.providerModel;
     if (model?.name !== 'fal') throw new Error('FalProvider needs a fal provider model');
@@ -79,7 +84,7 @@ export class FalProvider implements Provider {
         progress(Math.min(0.85, (s.status === 'IN_PROGRESS' ? 0.3 : 0.1) + 0.03 * ++polls));
         return undefined;
       },
-      { signal, startedAt: Date.now(), id: ref.id, onTimeout: () => this.api.call(`${root}/cancel`, { method: 'PUT', signal: undefined }).then(() => {}) },
+      { signal, startedAt: Date.now(), id: ref.id, onTimeout: () => this.cancel(ref) },
     );
     let out: FalOutput;
     try {

@@ -12,7 +12,7 @@ import type { HostedOptions } from './hosted.ts';
 import { LocalProvider } from './local.ts';
 import { OpenAiImagesProvider } from './openai-images.ts';
 import { ReplicateProvider } from './replicate.ts';
-import type { GenerateOptions, GenerationJob, Provider, ProviderResult } from './types.ts';
+import type { GenerateOptions, GenerationJob, Provider, ProviderJobRef, ProviderResult } from './types.ts';
 
 export { LocalProvider } from './local.ts';
 export { ReplicateProvider } from './replicate.ts';
@@ -49,6 +49,10 @@ export class ProviderRouter implements Provider {
 
   generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult> {
     return this.for(job).generate(job, opts);
+  }
+
+  async cancel(ref: ProviderJobRef): Promise<void> {
+    await this.hosted[ref.provider]?.cancel?.(ref);
   }
 }
 

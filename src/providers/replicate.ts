@@ -10,7 +10,7 @@
 // failed prediction flagged by the model's safety checker ("NSFW", "flagged as sensitive",
 // E005) is a content-policy refusal.
 import { HostedApi, downloadOutput, inputsFor, progressOf, storeOutput, type ErrorReading, type HostedOptions } from './hosted.ts';
-import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderResult } from './types.ts';
+import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderJobRef, type ProviderResult } from './types.ts';
 
 interface Prediction {
   id?: string;
@@ -44,6 +44,10 @@ export class ReplicateProvider implements Provider {
   constructor(o: HostedOptions) {
     this.o = o;
     this.api = new HostedApi('Replicate', o, `Bearer ${o.key}`, readError);
+  }
+
+  async cancel(ref: ProviderJobRef): Promise<void> {
+    await this.api.call(`/v1/predictions/${encodeURIComponent(ref.id)}/cancel`, { method: 'POST' }).catch(() => {});
   }
 
   async generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult> {
@@ -81,7 +85,7 @@ export class ReplicateProvider implements Provider {
         progress(Math.min(0.85, 0.1 + 0.05 * ++polls));
         return undefined;
       },
-      { signal, startedAt, id: predictionId, onTimeout: () => this.api.call(`/v1/predictions/${encodeURIComponent(predictionId)}/cancel`, { method: 'POST', signal: undefined }).then(() => {}) },
+      { signal, startedAt, id: predictionId, onTimeout: () => this.cancel({ provider: 'replicate', id: predictionId }) },
     );
     const url = firstUrl(done.output);
     if (!url) throw new ProviderError(`Replicate prediction ${predictionId} succeeded without an output URL`, { retryable: false, code: 'provider_invalid_output' });

@@ -79,6 +79,8 @@ export interface GenerateOptions {
 export interface Provider {
   name: string;
   generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult>;
+  /** Best effort: stops a hosted job (the generation will not use it). */
+  cancel?(ref: ProviderJobRef): Promise<void>;
 }
 
 /**

@@ -12,7 +12,7 @@ import { FalProvider } from '../../src/providers/fal.ts';
 import type { HostedOptions } from '../../src/providers/hosted.ts';
 import { OpenAiImagesProvider } from '../../src/providers/openai-images.ts';
 import { ReplicateProvider } from '../../src/providers/replicate.ts';
-import { ProviderError, type GenerationJob } from '../../src/providers/types.ts';
+import { ProviderError, type GenerationJob, type ProviderJobRef } from '../../src/providers/types.ts';
 import { freePort } from '../helpers/app.ts';
 import { startFalFake } from './fakes/fal.ts';
 import { startOpenAiFake } from './fakes/openai.ts';
@@ -108,4 +108,17 @@ t.test('a Replicate job past its deadline is canceled (POST …/cancel)', async 
   t.same([e.retryable, e.code], [false, 'timeout']);
   const pred = [...replicate.predictions.values()].find((x) => x.input.prompt === 'slow forever')!;
   t.equal(pred.status, 'canceled');
+});
+
+t.test('cancel(ref): a fal request is canceled at its app root (what the worker does when no attempt follows)', async (t) => {
+  const provider = new FalProvider(opts(fal.url, 'fal:unit'));
+  const ac = new AbortController();
+  let ref: ProviderJobRef | null = null;
+  const veo = job({ output: 'video', aspectRatio: '16:9', width: 1280, height: 720, durationSeconds: 4, prompt: 'slow fal', providerModel: { name: 'fal', model: 'fal-ai/veo3/fast', duration_format: 'seconds' } });
+  const err = await provider.generate(veo, { workDir: work, signal: ac.signal, onSubmitted: async (r) => void ((ref = r), ac.abort()) }).catch((e) => e);
+  t.equal(err?.name, 'AbortError');
+  t.match(ref, { provider: 'fal', app: 'fal-ai/veo3', id: String });
+  await provider.cancel(ref!);
+  t.ok(fal.seen.some((s) => s.method === 'PUT' && s.path === `/fal-ai/veo3/requests/${ref!.id}/cancel`));
+  t.ok(fal.requests.get(ref!.id)?.canceled);
 });
