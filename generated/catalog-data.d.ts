@@ -99,6 +99,7 @@ export interface components {
             default_resolution: "1K" | "2K" | "4K";
             /** @description Credits per image. */
             credits: number;
+            provider?: components["schemas"]["ProviderModel"];
         };
         /** @description Makes videos. Checked at load: default_duration is one of duration_options, duration_options ascend, and credits = credits_per_second × default_duration. */
         VideoVariant: {
@@ -115,7 +116,41 @@ export interface components {
             /** @description Credits per video at default_duration. */
             credits: number;
             credits_per_second: components["schemas"]["CreditsPerSecond"];
+            provider?: components["schemas"]["ProviderModel"];
         };
+        /** @description Internal: the hosted model that makes this variant when its provider has a key configured (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY); without a key, or without this block, the local renderer makes it. Our request maps onto the model's input by `input_names` (defaults below; null leaves a field out). See the README, "Generation providers". */
+        ProviderModel: {
+            /**
+             * @description replicate (predictions API), fal (queue API) or openai (Images API).
+             * @enum {string}
+             */
+            name: "replicate" | "fal" | "openai";
+            /** @description replicate: "owner/name" (POST /v1/models/{owner}/{name}/predictions); fal: the endpoint id, e.g. "fal-ai/veo3/fast"; openai: the image model, e.g. "gpt-image-1". */
+            model: string;
+            /** @description replicate only: a version id; then POST /v1/predictions with {version, input}. */
+            version?: string;
+            /** @description Input field per request field. Defaults: prompt "prompt", aspect_ratio "aspect_ratio", seed "seed" (replicate, fal; derived from the generation id), image ("image" on replicate, "image_url" on fal; reference images as data URIs), and for videos duration "duration" and resolution "resolution". video and audio (source/motion video, audio track) are sent only when named. */
+            input_names?: {
+                prompt?: components["schemas"]["ProviderInputName"];
+                aspect_ratio?: components["schemas"]["ProviderInputName"];
+                resolution?: components["schemas"]["ProviderInputName"];
+                duration?: components["schemas"]["ProviderInputName"];
+                seed?: components["schemas"]["ProviderInputName"];
+                image?: components["schemas"]["ProviderInputName"];
+                video?: components["schemas"]["ProviderInputName"];
+                audio?: components["schemas"]["ProviderInputName"];
+            };
+            /** @description Send the reference images as a list (e.g. image_urls) rather than the first one alone. */
+            image_list?: boolean;
+            /**
+             * @description How duration is sent: integer 8 (default), string "8", or seconds "8s".
+             * @enum {string}
+             */
+            duration_format?: "integer" | "string" | "seconds";
+            /** @description Fixed extra input sent as is (e.g. {output_format: png}). */
+            input?: Record<string, never>;
+        };
+        ProviderInputName: string | null;
         SlideshowTemplate: {
             slug: components["schemas"]["Slug"];
             title: components["schemas"]["Text160"];

@@ -2,7 +2,7 @@
 "use strict";
 exports.CatalogDocument = validate21;
 const schema32 = {"description":"spec/catalog.yaml. Slugs are unique across all five sections (checked at load).","type":"object","additionalProperties":false,"required":["static_ads","video_ads","ugc_ads","ai_models","slideshow_templates","slideshow_pricing"],"properties":{"static_ads":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/StaticTemplate"}},"video_ads":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/VideoTemplate","type":"object","properties":{"section":{"const":"video_ads"},"type":{"const":"video_ad"}}}},"ugc_ads":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/VideoTemplate","type":"object","properties":{"section":{"const":"ugc_ads"},"type":{"const":"ugc_ad"}}}},"ai_models":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/AiModel"}},"slideshow_templates":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/SlideshowTemplate"}},"slideshow_pricing":{"$ref":"#/$defs/SlideshowPricing"}}};
-const schema82 = {"description":"Price of POST /slideshows: credits_per_slide × slide_count, whatever the aspect ratio, inputs or overlays (each slide is rendered, stored and placed on the editor timeline; the carousel MP4 is included).","type":"object","additionalProperties":false,"required":["credits_per_slide"],"properties":{"credits_per_slide":{"description":"Credits per slide.","type":"integer","minimum":1,"maximum":10000}}};
+const schema91 = {"description":"Price of POST /slideshows: credits_per_slide × slide_count, whatever the aspect ratio, inputs or overlays (each slide is rendered, stored and placed on the editor timeline; the carousel MP4 is included).","type":"object","additionalProperties":false,"required":["credits_per_slide"],"properties":{"credits_per_slide":{"description":"Credits per slide.","type":"integer","minimum":1,"maximum":10000}}};
 const schema33 = {"type":"object","additionalProperties":false,"required":["slug","title","preview_image","section","default_aspect_ratio","default_resolution","credits","presets"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"preview_image":{"$ref":"#/$defs/SvgPath"},"section":{"type":"string","const":"static_ads"},"default_aspect_ratio":{"$ref":"#/$defs/AspectRatio"},"default_resolution":{"type":"string","enum":["1K","2K"]},"credits":{"description":"Credits per generated image.","type":"integer","minimum":1,"maximum":10000},"presets":{"$ref":"#/$defs/Presets"}}};
 const schema34 = {"description":"kebab-case.","type":"string","maxLength":160,"pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"};
 const schema35 = {"type":"string","minLength":1,"maxLength":160,"pattern":"\\S"};
@@ -1540,7 +1540,7 @@ validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 const schema56 = {"description":"Checked at load: variant ids are unique within the model and default_variant_id names one of them.","type":"object","additionalProperties":false,"required":["slug","title","description","default_variant_id","variants"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"description":{"$ref":"#/$defs/Text1000"},"default_variant_id":{"$ref":"#/$defs/Text160"},"variants":{"type":"array","minItems":1,"maxItems":10,"items":{"$ref":"#/$defs/AiVariant"}}}};
 const schema59 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"\\S"};
 const schema61 = {"description":"An image or a video variant, by `output`.","type":"object","required":["output"],"properties":{"output":{"description":"Internal: what the variant produces.","type":"string","enum":["image","video"]}},"discriminator":{"propertyName":"output"},"oneOf":[{"$ref":"#/$defs/ImageVariant"},{"$ref":"#/$defs/VideoVariant"}]};
-const schema62 = {"description":"Makes images; duration does not apply (default_duration is always 1).","type":"object","additionalProperties":false,"required":["id","label","model","input_mode","output","default_aspect_ratio","default_duration","default_resolution","credits"],"properties":{"id":{"$ref":"#/$defs/Slug"},"label":{"$ref":"#/$defs/Text160"},"model":{"$ref":"#/$defs/Text160"},"input_mode":{"$ref":"#/$defs/InputModes"},"output":{"type":"string","const":"image"},"default_aspect_ratio":{"$ref":"#/$defs/VariantAspectRatio"},"default_duration":{"type":"integer","const":1},"default_resolution":{"type":"string","enum":["1K","2K","4K"]},"credits":{"description":"Credits per image.","type":"integer","minimum":1,"maximum":100000}}};
+const schema62 = {"description":"Makes images; duration does not apply (default_duration is always 1).","type":"object","additionalProperties":false,"required":["id","label","model","input_mode","output","default_aspect_ratio","default_duration","default_resolution","credits"],"properties":{"id":{"$ref":"#/$defs/Slug"},"label":{"$ref":"#/$defs/Text160"},"model":{"$ref":"#/$defs/Text160"},"input_mode":{"$ref":"#/$defs/InputModes"},"output":{"type":"string","const":"image"},"default_aspect_ratio":{"$ref":"#/$defs/VariantAspectRatio"},"default_duration":{"type":"integer","const":1},"default_resolution":{"type":"string","enum":["1K","2K","4K"]},"credits":{"description":"Credits per image.","type":"integer","minimum":1,"maximum":100000},"provider":{"$ref":"#/$defs/ProviderModel"}}};
 const schema68 = {"type":"string","enum":["1:1","9:16","16:9","4:5","auto"]};
 const schema66 = {"type":"array","minItems":1,"maxItems":4,"uniqueItems":true,"items":{"$ref":"#/$defs/InputMode"}};
 const schema67 = {"type":"string","enum":["text","image","video","audio"]};
@@ -1635,6 +1635,857 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 validate44.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema69 = {"description":"Internal: the hosted model that makes this variant when its provider has a key configured (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY); without a key, or without this block, the local renderer makes it. Our request maps onto the model's input by `input_names` (defaults below; null leaves a field out). See the README, \"Generation providers\".","type":"object","additionalProperties":false,"required":["name","model"],"properties":{"name":{"description":"replicate (predictions API), fal (queue API) or openai (Images API).","type":"string","enum":["replicate","fal","openai"]},"model":{"description":"replicate: \"owner/name\" (POST /v1/models/{owner}/{name}/predictions); fal: the endpoint id, e.g. \"fal-ai/veo3/fast\"; openai: the image model, e.g. \"gpt-image-1\".","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$","maxLength":200},"version":{"description":"replicate only: a version id; then POST /v1/predictions with {version, input}.","type":"string","pattern":"^[a-f0-9]{64}$"},"input_names":{"description":"Input field per request field. Defaults: prompt \"prompt\", aspect_ratio \"aspect_ratio\", seed \"seed\" (replicate, fal; derived from the generation id), image (\"image\" on replicate, \"image_url\" on fal; reference images as data URIs), and for videos duration \"duration\" and resolution \"resolution\". video and audio (source/motion video, audio track) are sent only when named.","type":"object","additionalProperties":false,"properties":{"prompt":{"$ref":"#/$defs/ProviderInputName"},"aspect_ratio":{"$ref":"#/$defs/ProviderInputName"},"resolution":{"$ref":"#/$defs/ProviderInputName"},"duration":{"$ref":"#/$defs/ProviderInputName"},"seed":{"$ref":"#/$defs/ProviderInputName"},"image":{"$ref":"#/$defs/ProviderInputName"},"video":{"$ref":"#/$defs/ProviderInputName"},"audio":{"$ref":"#/$defs/ProviderInputName"}}},"image_list":{"description":"Send the reference images as a list (e.g. image_urls) rather than the first one alone.","type":"boolean"},"duration_format":{"description":"How duration is sent: integer 8 (default), string \"8\", or seconds \"8s\".","type":"string","enum":["integer","string","seconds"]},"input":{"description":"Fixed extra input sent as is (e.g. {output_format: png}).","type":"object","maxProperties":20}}};
+const schema70 = {"oneOf":[{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},{"type":"null"}]};
+const pattern21 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$", "u");
+const pattern22 = new RegExp("^[a-f0-9]{64}$", "u");
+const pattern23 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate46.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.model === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "name") || (key0 === "model")) || (key0 === "version")) || (key0 === "input_names")) || (key0 === "image_list")) || (key0 === "duration_format")) || (key0 === "input"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 !== "string"){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(((data0 === "replicate") || (data0 === "fal")) || (data0 === "openai"))){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/enum",keyword:"enum",params:{allowedValues: schema69.properties.name.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.model !== undefined){
+let data1 = data.model;
+if(typeof data1 === "string"){
+if(func1(data1) > 200){
+const err5 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!pattern21.test(data1)){
+const err6 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.version !== undefined){
+let data2 = data.version;
+if(typeof data2 === "string"){
+if(!pattern22.test(data2)){
+const err8 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/pattern",keyword:"pattern",params:{pattern: "^[a-f0-9]{64}$"},message:"must match pattern \""+"^[a-f0-9]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.input_names !== undefined){
+let data3 = data.input_names;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+if(!((((((((key1 === "prompt") || (key1 === "aspect_ratio")) || (key1 === "resolution")) || (key1 === "duration")) || (key1 === "seed")) || (key1 === "image")) || (key1 === "video")) || (key1 === "audio"))){
+const err10 = {instancePath:instancePath+"/input_names",schemaPath:"#/properties/input_names/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data3.prompt !== undefined){
+let data4 = data3.prompt;
+const _errs13 = errors;
+let valid3 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(typeof data4 === "string"){
+if(!pattern23.test(data4)){
+const err11 = {instancePath:instancePath+"/input_names/prompt",schemaPath:"#/$defs/ProviderInputName/oneOf/0/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/input_names/prompt",schemaPath:"#/$defs/ProviderInputName/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid3 = true;
+passing0 = 0;
+}
+const _errs16 = errors;
+if(data4 !== null){
+const err13 = {instancePath:instancePath+"/input_names/prompt",schemaPath:"#/$defs/ProviderInputName/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid0 = _errs16 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid3 = true;
+passing0 = 1;
+}
+}
+if(!valid3){
+const err14 = {instancePath:instancePath+"/input_names/prompt",schemaPath:"#/$defs/ProviderInputName/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data3.aspect_ratio !== undefined){
+let data5 = data3.aspect_ratio;
+const _errs20 = errors;
+let valid5 = false;
+let passing1 = null;
+const _errs21 = errors;
+if(typeof data5 === "string"){
+if(!pattern23.test(data5)){
+const err15 = {instancePath:instancePath+"/input_names/aspect_ratio",schemaPath:"#/$defs/ProviderInputName/oneOf/0/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/input_names/aspect_ratio",schemaPath:"#/$defs/ProviderInputName/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid1 = _errs21 === errors;
+if(_valid1){
+valid5 = true;
+passing1 = 0;
+}
+const _errs23 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/input_names/aspect_ratio",schemaPath:"#/$defs/ProviderInputName/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid1 = _errs23 === errors;
+if(_valid1 && valid5){
+valid5 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid5 = true;
+passing1 = 1;
+}
+}
+if(!valid5){
+const err18 = {instancePath:instancePath+"/input_names/aspect_ratio",schemaPath:"#/$defs/ProviderInputName/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+else {
+errors = _errs20;
+if(vErrors !== null){
+if(_errs20){
+vErrors.length = _errs20;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data3.resolution !== undefined){
+let data6 = data3.resolution;
+const _errs27 = errors;
+let valid7 = false;
+let passing2 = null;
+const _errs28 = errors;
+if(typeof data6 === "string"){
+if(!pattern23.test(data6)){
+const err19 = {instancePath:instancePath+"/input_names/resolution",schemaPath:"#/$defs/ProviderInputName/oneOf/0/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/input_names/resolution",schemaPath:"#/$defs/ProviderInputName/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid2 = _errs28 === errors;
+if(_valid2){
+valid7 = true;
+passing2 = 0;
+}
+const _errs30 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/input_names/resolution",schemaPath:"#/$defs/ProviderInputName/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid2 = _errs30 === errors;
+if(_valid2 && valid7){
+valid7 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid7 = true;
+passing2 = 1;
+}
+}
+if(!valid7){
+const err22 = {instancePath:instancePath+"/input_names/resolution",schemaPath:"#/$defs/ProviderInputName/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs27;
+if(vErrors !== null){
+if(_errs27){
+vErrors.length = _errs27;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data3.duration !== undefined){
+let data7 = data3.duration;
+const _errs34 = errors;
+let valid9 = false;
+let passing3 = null;
+const _errs35 = errors;
+if(typeof data7 === "string"){
+if(!pattern23.test(data7)){
+const err23 = {instancePath:instancePath+"/input_names/duration",schemaPath:"#/$defs/ProviderInputName/oneOf/0/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/input_names/duration",schemaPath:"#/$defs/ProviderInputName/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid3 = _errs35 === errors;
+if(_valid3){
+valid9 = true;
+passing3 = 0;
+}
+const _errs37 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/input_names/duration",schemaPath:"#/$defs/ProviderInputName/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid3 = _errs37 === errors;
+if(_valid3 && valid9){
+valid9 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid3){
+valid9 = true;
+passing3 = 1;
+}
+}
+if(!valid9){
+const err26 = {instancePath:instancePath+"/input_names/duration",schemaPath:"#/$defs/ProviderInputName/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+else {
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data3.seed !== undefined){
+let data8 = data3.seed;
+const _errs41 = errors;
+let valid11 = false;
+let passing4 = null;
+const _errs42 = errors;
+if(typeof data8 === "string"){
+if(!pattern23.test(data8)){
+const err27 = {instancePath:instancePath+"/input_names/seed",schemaPath:"#/$defs/ProviderInputName/oneOf/0/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/input_names/seed",schemaPath:"#/$defs/ProviderInputName/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid4 = _errs42 === errors;
+if(_valid4){
+valid11 = true;
+passing4 = 0;
+}
+const _errs44 = errors;
+if(data8 !== null){
+const err29 = {instancePath:instancePath+"/input_names/seed",schemaPath:"#/$defs/ProviderInputName/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid4 = _errs44 === errors;
+if(_valid4 && valid11){
+valid11 = false;
+passing4 = [passing4, 1];
+}
+else {
+if(_valid4){
+valid11 = true;
+passing4 = 1;
+}
+}
+if(!valid11){
+const err30 = {instancePath:instancePath+"/input_names/seed",schemaPath:"#/$defs/ProviderInputName/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+else {
+errors = _errs41;
+if(vErrors !== null){
+if(_errs41){
+vErrors.length = _errs41;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data3.image !== undefined){
+let data9 = data3.image;
+const _errs48 = errors;
+let valid13 = false;
+let passing5 = null;
+const _errs49 = errors;
+if(typeof data9 === "string"){
+if(!pattern23.test(data9)){
+const err31 = {instancePath:instancePath+"/input_names/image",schemaPath:"#/$defs/ProviderInputName/oneOf/0/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/input_names/image",schemaPath:"#/$defs/ProviderInputName/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid5 = _errs49 === errors;
+if(_valid5){
+valid13 = true;
+passing5 = 0;
+}
+const _errs51 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/input_names/image",schemaPath:"#/$defs/ProviderInputName/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid5 = _errs51 === errors;
+if(_valid5 && valid13){
+valid13 = false;
+passing5 = [passing5, 1];
+}
+else {
+if(_valid5){
+valid13 = true;
+passing5 = 1;
+}
+}
+if(!valid13){
+const err34 = {instancePath:instancePath+"/input_names/image",schemaPath:"#/$defs/ProviderInputName/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data3.video !== undefined){
+let data10 = data3.video;
+const _errs55 = errors;
+let valid15 = false;
+let passing6 = null;
+const _errs56 = errors;
+if(typeof data10 === "string"){
+if(!pattern23.test(data10)){
+const err35 = {instancePath:instancePath+"/input_names/video",schemaPath:"#/$defs/ProviderInputName/oneOf/0/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/input_names/video",schemaPath:"#/$defs/ProviderInputName/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid6 = _errs56 === errors;
+if(_valid6){
+valid15 = true;
+passing6 = 0;
+}
+const _errs58 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/input_names/video",schemaPath:"#/$defs/ProviderInputName/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid6 = _errs58 === errors;
+if(_valid6 && valid15){
+valid15 = false;
+passing6 = [passing6, 1];
+}
+else {
+if(_valid6){
+valid15 = true;
+passing6 = 1;
+}
+}
+if(!valid15){
+const err38 = {instancePath:instancePath+"/input_names/video",schemaPath:"#/$defs/ProviderInputName/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs55;
+if(vErrors !== null){
+if(_errs55){
+vErrors.length = _errs55;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data3.audio !== undefined){
+let data11 = data3.audio;
+const _errs62 = errors;
+let valid17 = false;
+let passing7 = null;
+const _errs63 = errors;
+if(typeof data11 === "string"){
+if(!pattern23.test(data11)){
+const err39 = {instancePath:instancePath+"/input_names/audio",schemaPath:"#/$defs/ProviderInputName/oneOf/0/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/input_names/audio",schemaPath:"#/$defs/ProviderInputName/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+var _valid7 = _errs63 === errors;
+if(_valid7){
+valid17 = true;
+passing7 = 0;
+}
+const _errs65 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/input_names/audio",schemaPath:"#/$defs/ProviderInputName/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid7 = _errs65 === errors;
+if(_valid7 && valid17){
+valid17 = false;
+passing7 = [passing7, 1];
+}
+else {
+if(_valid7){
+valid17 = true;
+passing7 = 1;
+}
+}
+if(!valid17){
+const err42 = {instancePath:instancePath+"/input_names/audio",schemaPath:"#/$defs/ProviderInputName/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+else {
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/input_names",schemaPath:"#/properties/input_names/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data.image_list !== undefined){
+if(typeof data.image_list !== "boolean"){
+const err44 = {instancePath:instancePath+"/image_list",schemaPath:"#/properties/image_list/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data.duration_format !== undefined){
+let data13 = data.duration_format;
+if(typeof data13 !== "string"){
+const err45 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(!(((data13 === "integer") || (data13 === "string")) || (data13 === "seconds"))){
+const err46 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/enum",keyword:"enum",params:{allowedValues: schema69.properties.duration_format.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.input !== undefined){
+let data14 = data.input;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(Object.keys(data14).length > 20){
+const err47 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+else {
+const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+validate46.errors = vErrors;
+return errors === 0;
+}
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -2008,6 +2859,12 @@ errors++;
 }
 }
 }
+if(data.provider !== undefined){
+if(!(validate46(data.provider, {instancePath:instancePath+"/provider",parentData:data,parentDataProperty:"provider",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
 const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
@@ -2024,12 +2881,12 @@ return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema69 = {"description":"Makes videos. Checked at load: default_duration is one of duration_options, duration_options ascend, and credits = credits_per_second × default_duration.","type":"object","additionalProperties":false,"required":["id","label","model","input_mode","output","default_aspect_ratio","default_duration","duration_options","default_resolution","credits","credits_per_second"],"properties":{"id":{"$ref":"#/$defs/Slug"},"label":{"$ref":"#/$defs/Text160"},"model":{"$ref":"#/$defs/Text160"},"input_mode":{"$ref":"#/$defs/InputModes"},"output":{"type":"string","const":"video"},"default_aspect_ratio":{"$ref":"#/$defs/VariantAspectRatio"},"default_duration":{"$ref":"#/$defs/Duration"},"duration_options":{"$ref":"#/$defs/DurationOptions"},"default_resolution":{"$ref":"#/$defs/VideoResolution"},"credits":{"description":"Credits per video at default_duration.","type":"integer","minimum":1,"maximum":100000},"credits_per_second":{"$ref":"#/$defs/CreditsPerSecond"}}};
+const schema78 = {"description":"Makes videos. Checked at load: default_duration is one of duration_options, duration_options ascend, and credits = credits_per_second × default_duration.","type":"object","additionalProperties":false,"required":["id","label","model","input_mode","output","default_aspect_ratio","default_duration","duration_options","default_resolution","credits","credits_per_second"],"properties":{"id":{"$ref":"#/$defs/Slug"},"label":{"$ref":"#/$defs/Text160"},"model":{"$ref":"#/$defs/Text160"},"input_mode":{"$ref":"#/$defs/InputModes"},"output":{"type":"string","const":"video"},"default_aspect_ratio":{"$ref":"#/$defs/VariantAspectRatio"},"default_duration":{"$ref":"#/$defs/Duration"},"duration_options":{"$ref":"#/$defs/DurationOptions"},"default_resolution":{"$ref":"#/$defs/VideoResolution"},"credits":{"description":"Credits per video at default_duration.","type":"integer","minimum":1,"maximum":100000},"credits_per_second":{"$ref":"#/$defs/CreditsPerSecond"},"provider":{"$ref":"#/$defs/ProviderModel"}}};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2148,7 +3005,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func8.call(schema69.properties, key0))){
+if(!(func8.call(schema78.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -2470,6 +3327,12 @@ errors++;
 }
 }
 }
+if(data.provider !== undefined){
+if(!(validate46(data.provider, {instancePath:instancePath+"/provider",parentData:data,parentDataProperty:"provider",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
 const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
@@ -2481,10 +3344,10 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -2541,8 +3404,8 @@ errors = vErrors.length;
 var props0 = true;
 }
 else if(tag0 === "video"){
-if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate48(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -2889,13 +3752,13 @@ return errors === 0;
 }
 validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema77 = {"type":"object","additionalProperties":false,"required":["slug","title","preview_image","default_aspect_ratio","accepts_media_kinds"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"preview_image":{"$ref":"#/$defs/SvgPath"},"default_aspect_ratio":{"description":"Only drives the preview image shape.","$ref":"#/$defs/AspectRatio"},"accepts_media_kinds":{"type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"$ref":"#/$defs/MediaKind"}}}};
-const schema81 = {"type":"string","enum":["image","slideshow","video"]};
+const schema86 = {"type":"object","additionalProperties":false,"required":["slug","title","preview_image","default_aspect_ratio","accepts_media_kinds"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"preview_image":{"$ref":"#/$defs/SvgPath"},"default_aspect_ratio":{"description":"Only drives the preview image shape.","$ref":"#/$defs/AspectRatio"},"accepts_media_kinds":{"type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"$ref":"#/$defs/MediaKind"}}}};
+const schema90 = {"type":"string","enum":["image","slideshow","video"]};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3111,7 +3974,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data5 === "image") || (data5 === "slideshow")) || (data5 === "video"))){
-const err18 = {instancePath:instancePath+"/accepts_media_kinds/" + i0,schemaPath:"#/$defs/MediaKind/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/accepts_media_kinds/" + i0,schemaPath:"#/$defs/MediaKind/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3164,10 +4027,10 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -3520,8 +4383,8 @@ errors++;
 }
 const len4 = data12.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate53(data12[i4], {instancePath:instancePath+"/slideshow_templates/" + i4,parentData:data12,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate56(data12[i4], {instancePath:instancePath+"/slideshow_templates/" + i4,parentData:data12,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 }
@@ -3625,21 +4488,21 @@ return errors === 0;
 }
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.VoicesDocument = validate56;
-const schema83 = {"description":"spec/voices.yaml. Voice ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["voices"],"properties":{"voices":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Voice"}}}};
-const schema84 = {"type":"object","additionalProperties":false,"required":["id","name","preview","source","locale","credits_9_16","credits_16_9","gender","age","style_tags","recommendation_summary","espeak_voice"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"preview":{"description":"The spoken sample (voices/<id>.wav), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:wav|mp3|ogg)$"},"source":{"type":"string","enum":["built_in"]},"locale":{"type":"array","minItems":1,"maxItems":20,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"}},"credits_9_16":{"type":"integer","minimum":0,"maximum":100000},"credits_16_9":{"type":"integer","minimum":0,"maximum":100000},"gender":{"$ref":"#/$defs/Gender"},"age":{"$ref":"#/$defs/Age"},"style_tags":{"$ref":"#/$defs/StyleTags"},"recommendation_summary":{"$ref":"#/$defs/Text500"},"espeak_voice":{"description":"Internal: the espeak-ng voice (language[+variant]) for local TTS, like \"en-us\" or \"en-us+f3\".","type":"string","maxLength":80,"pattern":"^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"}}};
-const schema88 = {"type":"string","enum":["female","male","neutral"]};
-const schema89 = {"type":"string","enum":["young","middle_aged","old"]};
-const schema90 = {"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"type":"string","maxLength":160,"pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"}};
-const schema91 = {"type":"string","minLength":1,"maxLength":500,"pattern":"\\S"};
-const pattern29 = new RegExp("\\.(?:wav|mp3|ogg)$", "u");
-const pattern30 = new RegExp("^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$", "u");
-const pattern33 = new RegExp("^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$", "u");
+exports.VoicesDocument = validate59;
+const schema92 = {"description":"spec/voices.yaml. Voice ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["voices"],"properties":{"voices":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Voice"}}}};
+const schema93 = {"type":"object","additionalProperties":false,"required":["id","name","preview","source","locale","credits_9_16","credits_16_9","gender","age","style_tags","recommendation_summary","espeak_voice"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"preview":{"description":"The spoken sample (voices/<id>.wav), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:wav|mp3|ogg)$"},"source":{"type":"string","enum":["built_in"]},"locale":{"type":"array","minItems":1,"maxItems":20,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"}},"credits_9_16":{"type":"integer","minimum":0,"maximum":100000},"credits_16_9":{"type":"integer","minimum":0,"maximum":100000},"gender":{"$ref":"#/$defs/Gender"},"age":{"$ref":"#/$defs/Age"},"style_tags":{"$ref":"#/$defs/StyleTags"},"recommendation_summary":{"$ref":"#/$defs/Text500"},"espeak_voice":{"description":"Internal: the espeak-ng voice (language[+variant]) for local TTS, like \"en-us\" or \"en-us+f3\".","type":"string","maxLength":80,"pattern":"^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"}}};
+const schema97 = {"type":"string","enum":["female","male","neutral"]};
+const schema98 = {"type":"string","enum":["young","middle_aged","old"]};
+const schema99 = {"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"type":"string","maxLength":160,"pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"}};
+const schema100 = {"type":"string","minLength":1,"maxLength":500,"pattern":"\\S"};
+const pattern39 = new RegExp("\\.(?:wav|mp3|ogg)$", "u");
+const pattern40 = new RegExp("^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$", "u");
+const pattern43 = new RegExp("^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$", "u");
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3768,7 +4631,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func8.call(schema84.properties, key0))){
+if(!(func8.call(schema93.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -3894,7 +4757,7 @@ vErrors.push(err22);
 errors++;
 }
 if(typeof data2 === "string"){
-if(!pattern29.test(data2)){
+if(!pattern39.test(data2)){
 const err23 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/pattern",keyword:"pattern",params:{pattern: "\\.(?:wav|mp3|ogg)$"},message:"must match pattern \""+"\\.(?:wav|mp3|ogg)$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -3929,7 +4792,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "built_in")){
-const err26 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema84.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema93.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3966,7 +4829,7 @@ const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 if(typeof data5 === "string"){
-if(!pattern30.test(data5)){
+if(!pattern40.test(data5)){
 const err29 = {instancePath:instancePath+"/locale/" + i0,schemaPath:"#/properties/locale/items/pattern",keyword:"pattern",params:{pattern: "^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"},message:"must match pattern \""+"^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err29];
@@ -4107,7 +4970,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data8 === "female") || (data8 === "male")) || (data8 === "neutral"))){
-const err40 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -4130,7 +4993,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!(((data9 === "young") || (data9 === "middle_aged")) || (data9 === "old"))){
-const err42 = {instancePath:instancePath+"/age",schemaPath:"#/$defs/Age/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/age",schemaPath:"#/$defs/Age/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -4293,7 +5156,7 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(!pattern33.test(data13)){
+if(!pattern43.test(data13)){
 const err55 = {instancePath:instancePath+"/espeak_voice",schemaPath:"#/properties/espeak_voice/pattern",keyword:"pattern",params:{pattern: "^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"},message:"must match pattern \""+"^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"+"\""};
 if(vErrors === null){
 vErrors = [err55];
@@ -4326,16 +5189,16 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4390,8 +5253,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate57(data0[i0], {instancePath:instancePath+"/voices/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate60(data0[i0], {instancePath:instancePath+"/voices/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -4418,20 +5281,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.AvatarsDocument = validate59;
-const schema92 = {"description":"spec/avatars.yaml. Avatar ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["avatars"],"properties":{"avatars":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Avatar"}}}};
-const schema93 = {"type":"object","additionalProperties":false,"required":["id","name","image","video","description","gender","style_tags"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"image":{"$ref":"#/$defs/SvgPath"},"video":{"description":"A presenter clip (avatars/<id>.mp4), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:mp4|webm)$"},"description":{"$ref":"#/$defs/Text500"},"gender":{"$ref":"#/$defs/Gender"},"style_tags":{"$ref":"#/$defs/StyleTags"}}};
-const pattern37 = new RegExp("\\.(?:mp4|webm)$", "u");
+exports.AvatarsDocument = validate62;
+const schema101 = {"description":"spec/avatars.yaml. Avatar ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["avatars"],"properties":{"avatars":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Avatar"}}}};
+const schema102 = {"type":"object","additionalProperties":false,"required":["id","name","image","video","description","gender","style_tags"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"image":{"$ref":"#/$defs/SvgPath"},"video":{"description":"A presenter clip (avatars/<id>.mp4), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:mp4|webm)$"},"description":{"$ref":"#/$defs/Text500"},"gender":{"$ref":"#/$defs/Gender"},"style_tags":{"$ref":"#/$defs/StyleTags"}}};
+const pattern47 = new RegExp("\\.(?:mp4|webm)$", "u");
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4642,7 +5505,7 @@ vErrors.push(err17);
 errors++;
 }
 if(typeof data3 === "string"){
-if(!pattern37.test(data3)){
+if(!pattern47.test(data3)){
 const err18 = {instancePath:instancePath+"/video",schemaPath:"#/properties/video/pattern",keyword:"pattern",params:{pattern: "\\.(?:mp4|webm)$"},message:"must match pattern \""+"\\.(?:mp4|webm)$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -4722,7 +5585,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data5 === "female") || (data5 === "male")) || (data5 === "neutral"))){
-const err25 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4838,16 +5701,16 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4902,8 +5765,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate60(data0[i0], {instancePath:instancePath+"/avatars/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate63(data0[i0], {instancePath:instancePath+"/avatars/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
 }
 }
@@ -4930,8 +5793,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -152,13 +152,20 @@ export interface OAuthConfig {
   signInFailuresPerIp: number;
 }
 
+/** One generation provider's endpoint and key (the key unset: its models render locally). */
+export interface ProviderEndpoint {
+  baseUrl: string;
+  key: string | undefined;
+}
+
+/** Generation providers, chosen per AI model variant in spec/catalog.yaml (`provider`). */
 export interface ProviderConfig {
-  kind: 'local' | 'remote';
-  remoteUrl: string | undefined;
-  remoteApiKey: string | undefined;
-  remotePollMs: number;
-  remoteRequestTimeoutMs: number;
-  remoteJobTimeoutMs: number;
+  replicate: ProviderEndpoint;
+  fal: ProviderEndpoint;
+  openai: ProviderEndpoint;
+  pollMs: number;
+  requestTimeoutMs: number;
+  jobTimeoutMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
@@ -179,20 +186,32 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   throw new Error(`Environment variable ${name} must be a boolean (1/0, true/false), got "${raw}"`);
 }
 
+function httpBase(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = (env[name] || fallback).replace(/\/+$/, '');
+  try {
+    if (!/^https?:$/.test(new URL(raw).protocol)) throw new Error('scheme');
+  } catch {
+    throw new Error(`Environment variable ${name} must be an http(s) URL, got "${env[name]}"`);
+  }
+  return raw;
+}
+
 function providerConfig(env: NodeJS.ProcessEnv): ProviderConfig {
-  const kind = (env.GENERATION_PROVIDER || 'local').trim().toLowerCase();
-  if (kind !== 'local' && kind !== 'remote') throw new Error(`Environment variable GENERATION_PROVIDER must be "local" or "remote", got "${env.GENERATION_PROVIDER}"`);
-  const remoteUrl = env.REMOTE_PROVIDER_URL || undefined;
-  const remoteApiKey = env.REMOTE_PROVIDER_API_KEY || undefined;
-  if (kind === 'remote' && !remoteUrl) throw new Error('GENERATION_PROVIDER=remote needs REMOTE_PROVIDER_URL (the http(s) base URL of the remote generation API)');
-  if (kind === 'remote' && !remoteApiKey) throw new Error('GENERATION_PROVIDER=remote needs REMOTE_PROVIDER_API_KEY');
+  // The made-up remote protocol is gone: say so instead of silently rendering locally.
+  for (const gone of ['GENERATION_PROVIDER', 'REMOTE_PROVIDER_URL', 'REMOTE_PROVIDER_API_KEY']) {
+    if (env[gone] && !(gone === 'GENERATION_PROVIDER' && env[gone]!.trim().toLowerCase() === 'local')) {
+      throw new Error(
+        `Environment variable ${gone} is no longer read: providers are chosen per AI model in spec/catalog.yaml; set REPLICATE_API_TOKEN, FAL_KEY or OPENAI_API_KEY instead`,
+      );
+    }
+  }
   return {
-    kind,
-    remoteUrl,
-    remoteApiKey,
-    remotePollMs: int(env, 'REMOTE_PROVIDER_POLL_MS', 1000, 10, 600_000),
-    remoteRequestTimeoutMs: int(env, 'REMOTE_PROVIDER_TIMEOUT_MS', 30_000, 100, 600_000),
-    remoteJobTimeoutMs: int(env, 'REMOTE_PROVIDER_JOB_TIMEOUT_MS', 30 * 60_000, 1000, 24 * 3_600_000),
+    replicate: { baseUrl: httpBase(env, 'REPLICATE_API_BASE', 'https://api.replicate.com'), key: env.REPLICATE_API_TOKEN || undefined },
+    fal: { baseUrl: httpBase(env, 'FAL_QUEUE_BASE', 'https://queue.fal.run'), key: env.FAL_KEY || undefined },
+    openai: { baseUrl: httpBase(env, 'OPENAI_API_BASE', 'https://api.openai.com/v1'), key: env.OPENAI_API_KEY || undefined },
+    pollMs: int(env, 'PROVIDER_POLL_MS', 2000, 10, 600_000),
+    requestTimeoutMs: int(env, 'PROVIDER_TIMEOUT_MS', 60_000, 100, 600_000),
+    jobTimeoutMs: int(env, 'PROVIDER_JOB_TIMEOUT_MS', 30 * 60_000, 200, 24 * 3_600_000),
   };
 }
 

@@ -602,6 +602,9 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void,
   const bodies: Record<string, JsonObject> = {};
   const params: Record<string, JsonObject> = {};
   const responses: Record<string, JsonObject> = {};
+  // Declared response headers: only the test suite checks them, so they live in a file of their own
+  // that the service never loads (they are most of the validators' code).
+  const responseHeaders: Record<string, JsonObject> = {};
   const paths = spec.paths as JsonObject;
   for (const op of index.operations) {
     const raw = deref(spec, (deref(spec, paths[op.path]) as JsonObject)[op.method.toLowerCase()] as JsonObject);
@@ -629,7 +632,7 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void,
         headerProps[name.toLowerCase()] = toAjvSchema((h.schema ?? {}) as Json);
         if (h.required) requiredHeaders.push(name.toLowerCase());
       }
-      params[`${op.operationId}__${status}__headers`] = { type: 'object', properties: headerProps, required: requiredHeaders, additionalProperties: true };
+      responseHeaders[`${op.operationId}__${status}__headers`] = { type: 'object', properties: headerProps, required: requiredHeaders, additionalProperties: true };
     }
   }
   // The envelope on its own, for responses outside any operation (unknown routes).
@@ -640,7 +643,6 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void,
     responses[`mcp__${tool.name}`] = toAjvSchema(tool.outputSchema) as JsonObject;
   }
 
-  const requestParams = Object.fromEntries(Object.entries(params).filter(([name]) => /__(path|query|header)$/.test(name)));
   const types = astToString(await openapiTS(structuredClone(spec) as never, { alphabetize: false, exportType: false }));
 
   return {
@@ -653,13 +655,15 @@ export async function buildArtifacts(spec: JsonObject, log: (m: string) => void,
     // Parameters (and response headers) arrive as strings: coerce to the declared type ("array" wraps a single value).
     'param-validators.cjs': standalone(spec, params, { useDefaults: true, coerceTypes: 'array', removeAdditional: false }, log, 'params'),
     'param-validators.d.cts': dts(Object.keys(params)),
+    'response-header-validators.cjs': standalone(spec, responseHeaders, { useDefaults: false, coerceTypes: 'array', removeAdditional: false }, log, 'response headers'),
+    'response-header-validators.d.cts': dts(Object.keys(responseHeaders)),
     // The same request validators stopping at the first error (allErrors off): linear in the input,
     // and an array over its maxItems fails before any of its items is looked at. The executor runs
     // these first and the all-errors ones above only on small inputs (src/operations/validate.ts).
     'request-validators-fast.cjs': standalone(spec, bodies, { useDefaults: true, coerceTypes: false, removeAdditional: false, allErrors: false }, log, 'request (first error)'),
     'request-validators-fast.d.cts': dts(Object.keys(bodies)),
-    'param-validators-fast.cjs': standalone(spec, requestParams, { useDefaults: true, coerceTypes: 'array', removeAdditional: false, allErrors: false }, log, 'params (first error)'),
-    'param-validators-fast.d.cts': dts(Object.keys(requestParams)),
+    'param-validators-fast.cjs': standalone(spec, params, { useDefaults: true, coerceTypes: 'array', removeAdditional: false, allErrors: false }, log, 'params (first error)'),
+    'param-validators-fast.d.cts': dts(Object.keys(params)),
     // Responses: validated exactly as sent, nothing filled in.
     'response-validators.cjs': standalone(spec, responses, { useDefaults: false, coerceTypes: false }, log, 'response'),
     'response-validators.d.cts': dts(Object.keys(responses)),

@@ -1,7 +1,8 @@
 // The generation jobs (one queue for images, one for video renders, the same work): gather the
 // inputs (reference URLs through the guarded client, media from storage; the brand kit's logo
-// and the avatar's portrait; a custom reference's colours), run the configured
-// provider, store the output and complete the generation. Failures become the generation's error
+// and the avatar's portrait; a custom reference's colours), run the provider (the
+// local renderer, or the hosted model the catalog names for an AI model variant; its job id is
+// stored on the generation before polling, so a retry resumes it rather than paying twice), store the output and complete the generation. Failures become the generation's error
 // with a refund once no retry follows (defineJob). At-least-once delivery: every step can run
 // twice (see services/generations/generations.ts).
 import fs from 'node:fs/promises';
@@ -15,13 +16,13 @@ import type { MediaFile } from '../media/ffmpeg.ts';
 import { inspect, MediaRejected, sniff } from '../media/inspect.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
-import { createProvider } from '../providers/index.ts';
-import { ProviderError, type GenerationJob, type Provider } from '../providers/types.ts';
+import { createProvider, type ProviderRouter } from '../providers/index.ts';
+import { ProviderError, type GenerationJob, type ProviderJobRef, type ProviderModel } from '../providers/types.ts';
 import { isNotFound } from '../storage/index.ts';
-import { findTemplate, PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
+import { findAiModel, findTemplate, PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
 import type { MediaInput } from '../services/generations/generation-requests.ts';
 import { referenceColors } from '../services/references/reference-colors.ts';
-import { completeGeneration, failGeneration, reportProgress, startAttempt, type GenerationRow } from '../services/generations/generations.ts';
+import { completeGeneration, failGeneration, reportProgress, saveProviderJob, startAttempt, type GenerationRow } from '../services/generations/generations.ts';
 import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES, type QueueName } from './queue.ts';
 
@@ -155,12 +156,25 @@ function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean 
   return { detail: { code: 'render_failed', message: `Rendering failed: ${message.slice(0, 500)}`, retryable: true, context: {} }, retry: true };
 }
 
-/** One provider per configuration (a process has one), made on first use. */
-const providers = new WeakMap<Config, Provider>();
-function providerOf(config: Config): Provider {
-  let p = providers.get(config);
-  if (!p) providers.set(config, (p = createProvider(config.provider, { maxPixels: config.mediaMaxPixels, maxDimension: config.mediaMaxDimension })));
+/** The providers of a process (one per app context), made on first use. */
+const providers = new WeakMap<AppContext, ProviderRouter>();
+function providerOf(ctx: AppContext): ProviderRouter {
+  let p = providers.get(ctx);
+  const { config } = ctx;
+  if (!p) providers.set(ctx, (p = createProvider(config.provider, { maxPixels: config.mediaMaxPixels, maxDimension: config.mediaMaxDimension }, ctx.fetcher)));
   return p;
+}
+
+/** The hosted model the catalog names for an AI model variant (read when the job runs). */
+function providerModelOf(g: GenerationRow): ProviderModel | undefined {
+  if (g.type !== 'ai_model' || !g.spec.modelSlug) return undefined;
+  return findAiModel(g.spec.modelSlug)?.variants.find((v) => v.id === g.spec.variantId)?.provider;
+}
+
+/** The hosted job an earlier attempt stored, when it has the expected shape. */
+function storedProviderJob(g: GenerationRow): ProviderJobRef | undefined {
+  const r = g.providerJob as Partial<ProviderJobRef> | null | undefined;
+  return r && (r.provider === 'replicate' || r.provider === 'fal') && typeof r.id === 'string' ? (r as ProviderJobRef) : undefined;
 }
 
 async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>, { signal, progress, annotate }: JobTools): Promise<void> {
@@ -171,7 +185,9 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
   try {
     const inputs = await gatherInputs(ctx, g, workDir, signal);
     const spec = g.spec;
-    const result = await providerOf(ctx.config).generate(
+    const router = providerOf(ctx);
+    let hostedJob = storedProviderJob(g);
+    const result = await router.generate(
       {
         generationId: g.id,
         type: g.type as GenerationJob['type'],
@@ -202,9 +218,24 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
         sourceVideo: inputs.sourceVideo,
         motionVideo: inputs.motionVideo,
         audio: inputs.audio,
+        providerModel: providerModelOf(g),
       },
-      { workDir, signal, onProgress: (fraction) => progress('rendering', fraction * 100) },
-    );
+      {
+        workDir,
+        signal,
+        onProgress: (fraction) => progress('rendering', fraction * 100),
+        resume: storedProviderJob(g),
+        onSubmitted: async (ref) => {
+          hostedJob = ref ?? undefined;
+          await saveProviderJob(ctx, g.id, ref);
+        },
+      },
+    ).catch(async (err: unknown) => {
+      // No attempt will follow (or none can use it): stop the hosted job rather than pay for it.
+      // A stopping worker (aborted signal) leaves it for the next attempt to resume.
+      if (hostedJob && !signal.aborted && (job.lastAttempt || !describeFailure(err).retry)) await router.cancel(hostedJob).catch(() => {});
+      throw err;
+    });
     const ext = EXT[result.contentType] ?? 'bin';
     const stored = await ctx.storage.put(`generations/${g.orgId}/${g.id}.${ext}`, { file: result.path }, result.contentType);
     await completeGeneration(ctx, g, {

@@ -1,26 +1,62 @@
-// Entry point of the providers: the interface, the dimension helper and the provider chosen by
-// configuration (see ProviderConfig in src/config.ts and the README's table).
+// Entry point of the providers: the interface, the dimension helper, and the provider a job is
+// made by. The local renderer makes everything unless the catalog names a hosted model for an
+// AI model variant (spec/catalog.yaml `provider`) AND that provider's key is configured
+// (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY; see ProviderConfig in src/config.ts and the
+// README): then its adapter (./replicate.ts, ./fal.ts, ./openai-images.ts) makes it. Without a
+// key the variant renders locally, so a deployment with no configuration works end to end.
 import type { ProviderConfig } from '../config.ts';
 import type { PixelLimits } from '../media/limits.ts';
+import type { GuardedFetcher } from '../net/guarded-fetch.ts';
+import { FalProvider } from './fal.ts';
+import type { HostedOptions } from './hosted.ts';
 import { LocalProvider } from './local.ts';
-import { RemoteProvider } from './remote.ts';
-import type { Provider } from './types.ts';
+import { OpenAiImagesProvider } from './openai-images.ts';
+import { ReplicateProvider } from './replicate.ts';
+import type { GenerateOptions, GenerationJob, Provider, ProviderJobRef, ProviderResult } from './types.ts';
 
 export { LocalProvider } from './local.ts';
-export { RemoteProvider, type RemoteProviderOptions } from './remote.ts';
+export { ReplicateProvider } from './replicate.ts';
+export { FalProvider } from './fal.ts';
+export { OpenAiImagesProvider } from './openai-images.ts';
 export * from './types.ts';
 
-/** The provider chosen by configuration (GENERATION_PROVIDER and REMOTE_PROVIDER_*, read in src/config.ts). */
-export function createProvider(cfg: ProviderConfig, limits?: PixelLimits): Provider {
-  if (cfg.kind === 'remote') {
-    return new RemoteProvider({
-      baseUrl: cfg.remoteUrl!,
-      apiKey: cfg.remoteApiKey!,
-      pollMs: cfg.remotePollMs,
-      requestTimeoutMs: cfg.remoteRequestTimeoutMs,
-      jobTimeoutMs: cfg.remoteJobTimeoutMs,
+/** Picks, per job, the hosted adapter its catalog entry names (when keyed) or the local renderer. */
+export class ProviderRouter implements Provider {
+  readonly name = 'router';
+  readonly local: Provider = new LocalProvider();
+  readonly hosted: Partial<Record<'replicate' | 'fal' | 'openai', Provider>> = {};
+
+  constructor(cfg: ProviderConfig, fetcher: GuardedFetcher | undefined, limits?: PixelLimits) {
+    if (!fetcher) return; // no way to fetch outputs: local only
+    const opts = (e: ProviderConfig['replicate']): HostedOptions => ({
+      baseUrl: e.baseUrl,
+      key: e.key!,
+      fetcher,
+      pollMs: cfg.pollMs,
+      requestTimeoutMs: cfg.requestTimeoutMs,
+      jobTimeoutMs: cfg.jobTimeoutMs,
       pixelLimits: limits,
     });
+    if (cfg.replicate.key) this.hosted.replicate = new ReplicateProvider(opts(cfg.replicate));
+    if (cfg.fal.key) this.hosted.fal = new FalProvider(opts(cfg.fal));
+    if (cfg.openai.key) this.hosted.openai = new OpenAiImagesProvider(opts(cfg.openai));
   }
-  return new LocalProvider();
+
+  /** The provider that makes this job. */
+  for(job: GenerationJob): Provider {
+    return (job.providerModel && this.hosted[job.providerModel.name]) || this.local;
+  }
+
+  generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult> {
+    return this.for(job).generate(job, opts);
+  }
+
+  async cancel(ref: ProviderJobRef): Promise<void> {
+    await this.hosted[ref.provider]?.cancel?.(ref);
+  }
+}
+
+/** The providers of a process (see ProviderRouter); `fetcher` downloads hosted outputs. */
+export function createProvider(cfg: ProviderConfig, limits?: PixelLimits, fetcher?: GuardedFetcher): ProviderRouter {
+  return new ProviderRouter(cfg, fetcher, limits);
 }

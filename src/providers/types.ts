@@ -1,9 +1,24 @@
 // The media producers behind one interface. A worker resolves a queued generation into a
 // GenerationJob (dimensions resolved, reference media already fetched or read from storage),
-// picks the provider chosen by the environment (providerFromEnv) and calls generate(); the
+// picks the provider (the local renderer, or the hosted model the catalog names for an AI model variant when its key is configured) and calls generate(); the
 // provider writes one file into opts.workDir and describes it in a ProviderResult. Moving the
 // file into storage is the caller's business.
+import type { components as CatalogSchema } from '../../generated/catalog-data.d.ts';
 import type { MediaFile } from '../media/ffmpeg.ts';
+
+/** The hosted model behind an AI model variant (spec/catalog.yaml `provider`). */
+export type ProviderModel = CatalogSchema['schemas']['ProviderModel'];
+
+/**
+ * A job submitted to a hosted provider, stored on the generation before polling so that a
+ * worker that crashed resumes polling it instead of submitting (and paying) again.
+ */
+export interface ProviderJobRef {
+  provider: 'replicate' | 'fal';
+  id: string;
+  /** fal: the app the request belongs to ("owner/alias"), whose /requests/{id} paths it is read under. */
+  app?: string;
+}
 
 export type GenerationType = 'static_ad' | 'video_ad' | 'ugc_ad' | 'ai_model';
 export type OutputKind = 'image' | 'video';
@@ -48,6 +63,8 @@ export interface GenerationJob {
   referenceColors?: string[];
   /** Where a custom reference's subject is (fractions 0–1 of its frame): arranges the ad when no preset does. */
   referenceSubject?: { x: number; y: number; width: number; height: number } | null;
+  /** The hosted model that makes this AI model variant, when the catalog names one (see ./index.ts). */
+  providerModel?: ProviderModel;
 }
 
 export interface ProviderResult {
@@ -65,11 +82,17 @@ export interface GenerateOptions {
   /** Called with non-decreasing fractions in 0..1; the last call is 1 on success. */
   onProgress?: (fraction: number) => void;
   signal?: AbortSignal;
+  /** A hosted job an earlier attempt submitted: poll it instead of submitting again. */
+  resume?: ProviderJobRef;
+  /** Stores (or with null forgets) the hosted job; awaited before the first poll. */
+  onSubmitted?: (ref: ProviderJobRef | null) => Promise<void>;
 }
 
 export interface Provider {
   name: string;
   generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult>;
+  /** Best effort: stops a hosted job (the generation will not use it). */
+  cancel?(ref: ProviderJobRef): Promise<void>;
 }
 
 /**

@@ -19,7 +19,7 @@ t.test('the spec lints with zero errors (Redocly recommended, Spectral oas + OWA
 
 t.test('the generated validators contain no require of anything but ajv runtime pieces', async (t) => {
   const fs = await import('node:fs');
-  for (const f of ['request-validators.cjs', 'param-validators.cjs', 'response-validators.cjs', 'catalog-validators.cjs']) {
+  for (const f of ['request-validators.cjs', 'param-validators.cjs', 'response-validators.cjs', 'response-header-validators.cjs', 'catalog-validators.cjs']) {
     const code = fs.readFileSync(new URL(`../../generated/${f}`, import.meta.url), 'utf8');
     const requires = [...code.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
     for (const r of requires) t.match(r, /^(ajv|ajv-formats)\//, `${f} requires ${r}`);

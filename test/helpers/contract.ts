@@ -2,12 +2,12 @@
 // the spec's compiled response validator for its operation and status, and a status the spec
 // does not declare for that operation fails the test.
 import type { ValidateFunction } from 'ajv';
-import paramValidators from '../../generated/param-validators.cjs';
+import responseHeaderValidators from '../../generated/response-header-validators.cjs';
 import responseValidators from '../../generated/response-validators.cjs';
 import { operationIndex, type OperationInfo } from '../../src/operations/executor.ts';
 
 const validators = responseValidators as unknown as Record<string, ValidateFunction>;
-const headerValidators = paramValidators as unknown as Record<string, ValidateFunction>;
+const headerValidators = responseHeaderValidators as unknown as Record<string, ValidateFunction>;
 
 const matchers = operationIndex.operations.map((op) => ({
   op,

@@ -12,11 +12,6 @@ import { LocalProvider } from '../../src/providers/local.ts';
 import { FONT_BOLD as FONT_FILE } from '../../src/providers/render/font.ts';
 import { computeLayout, headlineFrom, paletteFor } from '../../src/providers/render/layout.ts';
 import { ProviderError, resolveDimensions, type GenerationJob, type ImageFormat } from '../../src/providers/types.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createProvider } from '../../src/providers/index.ts';
-
-const providerFromEnv = (env: Record<string, string>) => createProvider(loadConfig(env).provider);
-import { RemoteProvider } from '../../src/providers/remote.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'providers-local-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));
@@ -393,16 +388,4 @@ t.test('ffmpeg helpers: errors carry stderr, probe, filter escaping', async (t) 
   const st = await sharp(out).stats();
   t.ok(st.channels[0].max > 200, 'text drawn from an awkward path');
   t.ok(FFMPEG_PATH.includes('ffmpeg'));
-});
-
-t.test('the provider is chosen by configuration', async (t) => {
-  t.equal(providerFromEnv({}).name, 'local');
-  t.equal(providerFromEnv({ GENERATION_PROVIDER: 'local' }).name, 'local');
-  const remote = providerFromEnv({ GENERATION_PROVIDER: 'remote', REMOTE_PROVIDER_URL: 'https://gen.example/api', REMOTE_PROVIDER_API_KEY: 'k', REMOTE_PROVIDER_POLL_MS: '250' });
-  t.ok(remote instanceof RemoteProvider);
-  t.throws(() => providerFromEnv({ GENERATION_PROVIDER: 'remote', REMOTE_PROVIDER_API_KEY: 'k' }), /REMOTE_PROVIDER_URL/);
-  t.throws(() => providerFromEnv({ GENERATION_PROVIDER: 'remote', REMOTE_PROVIDER_URL: 'https://x' }), /REMOTE_PROVIDER_API_KEY/);
-  t.throws(() => providerFromEnv({ GENERATION_PROVIDER: 'remote', REMOTE_PROVIDER_URL: 'ftp://x', REMOTE_PROVIDER_API_KEY: 'k' }), /http\(s\)/);
-  t.throws(() => providerFromEnv({ GENERATION_PROVIDER: 'remote', REMOTE_PROVIDER_URL: 'https://x', REMOTE_PROVIDER_API_KEY: 'k', REMOTE_PROVIDER_POLL_MS: 'soon' }), /REMOTE_PROVIDER_POLL_MS/);
-  t.throws(() => providerFromEnv({ GENERATION_PROVIDER: 'magic' }), /GENERATION_PROVIDER/);
 });

@@ -120,6 +120,9 @@ t.test('cross-checks: duplicate ids and slugs', async (t) => {
 
 t.test('cross-checks: references, durations and prices', async (t) => {
   refuses(t, (d) => (d.catalog.ai_models[0].default_variant_id = 'nope'), CAT, '/ai_models/0/default_variant_id', /"nope" is not a variant of flux-image \(one of: /);
+  // Hosted providers: OpenAI makes images only; Replicate models are owner/name.
+  refuses(t, (d) => (d.catalog.ai_models[2].variants[0].provider = { name: 'openai', model: 'gpt-image-1' }), CAT, '/ai_models/2/variants/0/provider', /openai makes images only/);
+  refuses(t, (d) => (d.catalog.ai_models[0].variants[0].provider = { name: 'replicate', model: 'flux' }), CAT, '/ai_models/0/variants/0/provider/model', /replicate models are "owner\/name"/);
   refuses(t, (d) => (d.catalog.video_ads[0].default_resolution = '480p'), CAT, '/video_ads/0/default_resolution', /must equal the high tier's resolution/);
   refuses(t, (d) => (d.catalog.video_ads[0].quality_tiers[0].duration_options = [4, 6]), CAT, '/video_ads/0/quality_tiers/0/default_duration', /8 is not one of duration_options \[4, 6\]/);
   refuses(t, (d) => (d.catalog.video_ads[0].quality_tiers[0].duration_options = [8, 4, 6]), CAT, '/video_ads/0/quality_tiers/0/duration_options', /must be strictly ascending/);

@@ -84,6 +84,8 @@ export const generations = pgTable(
     progress: integer('progress').notNull().default(0),
     attempts: integer('attempts').notNull().default(0),
     jobId: text('job_id'),
+    /** The hosted provider's job ({provider, id, app?}), stored before polling so a retry resumes it. */
+    providerJob: jsonb('provider_job'),
     refundedAt: ts('refunded_at'),
     startedAt: ts('started_at'),
     completedAt: ts('completed_at'),

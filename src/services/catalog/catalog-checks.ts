@@ -189,6 +189,12 @@ export function crossCheckProblems(sources: CatalogSources): string[] {
     }
     m.variants.forEach((v, j) => {
       if (v.output === 'video') durationAndPrice(cat, pointer('ai_models', i, 'variants', j), v);
+      const p = v.provider;
+      if (p?.name === 'openai' && v.output !== 'image') cat(pointer('ai_models', i, 'variants', j, 'provider'), 'openai makes images only (Images API)');
+      if (p?.version && p.name !== 'replicate') cat(pointer('ai_models', i, 'variants', j, 'provider', 'version'), 'a version applies to replicate only');
+      if (p?.name === 'replicate' && !p.version && p.model.split('/').length !== 2) {
+        cat(pointer('ai_models', i, 'variants', j, 'provider', 'model'), `replicate models are "owner/name", got "${p.model}"`);
+      }
     });
   });
 

@@ -107,6 +107,8 @@ export interface GenerationRow {
   status: string;
   spec: GenerationSpec;
   credits: number;
+  /** The hosted provider's job an earlier attempt submitted (see saveProviderJob). */
+  providerJob?: unknown;
 }
 
 export async function startAttempt(ctx: AppContext, id: string): Promise<GenerationRow | undefined> {
@@ -116,6 +118,17 @@ export async function startAttempt(ctx: AppContext, id: string): Promise<Generat
     .where(and(eq(generations.id, id), eq(generations.status, 'generating')))
     .returning();
   return row ? { ...row, spec: row.spec as GenerationSpec } : undefined;
+}
+
+/**
+ * Records (or with null forgets) the hosted provider's job of a generation still generating,
+ * before the worker polls it: a retry after a crash resumes it instead of submitting again.
+ */
+export async function saveProviderJob(ctx: AppContext, id: string, ref: object | null): Promise<void> {
+  await ctx.db
+    .update(generations)
+    .set({ providerJob: ref, updatedAt: new Date() })
+    .where(and(eq(generations.id, id), eq(generations.status, 'generating')));
 }
 
 export async function reportProgress(ctx: AppContext, id: string, percent: number): Promise<void> {

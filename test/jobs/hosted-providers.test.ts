@@ -1,0 +1,196 @@
+// AI model variants made by hosted providers, end to end through the worker, against local fakes
+// of Replicate (predictions), fal (queue) and OpenAI (Images) that enforce each API's request
+// shape (test/providers/fakes/). One app for all three: queued → completed with the provider's
+// output stored as ours (real dimensions and durations), 429 → waited out (Retry-After) and
+// completed, content policy → failed and refunded once, past the job deadline → the provider's
+// job canceled, and a worker that crashed after submitting resumes polling without a new submit.
+import sharp from 'sharp';
+import t from 'tap';
+import type { Test } from 'tap';
+import { loadConfig } from '../../src/config.ts';
+import { probe } from '../../src/media/ffmpeg.ts';
+import { createGuardedFetcher } from '../../src/net/guarded-fetch.ts';
+import { createProvider } from '../../src/providers/index.ts';
+import { ReplicateProvider } from '../../src/providers/replicate.ts';
+import type { GenerationJob, ProviderJobRef } from '../../src/providers/types.ts';
+import { startTestApp } from '../helpers/app.ts';
+import { png, startFake } from '../providers/fakes/common.ts';
+import { startFalFake } from '../providers/fakes/fal.ts';
+import { startOpenAiFake } from '../providers/fakes/openai.ts';
+import { startReplicateFake } from '../providers/fakes/replicate.ts';
+
+const replicate = await startReplicateFake('r8_test_token');
+const fal = await startFalFake('fal-key-id:fal-key-secret');
+const openai = await startOpenAiFake('sk-test-openai');
+const refs = await startFake((_req, _res, json) => json(404, {}));
+refs.files.set('ref.png', { type: 'image/png', bytes: await png(64, 64, '#ff0000') });
+t.teardown(() => Promise.all([replicate.close(), fal.close(), openai.close(), refs.close()]));
+
+const app = await startTestApp(
+  t,
+  {
+    REPLICATE_API_BASE: replicate.url,
+    REPLICATE_API_TOKEN: 'r8_test_token',
+    FAL_QUEUE_BASE: fal.url,
+    FAL_KEY: 'fal-key-id:fal-key-secret',
+    OPENAI_API_BASE: `${openai.url}/v1`,
+    OPENAI_API_KEY: 'sk-test-openai',
+    PROVIDER_POLL_MS: '40',
+    PROVIDER_JOB_TIMEOUT_MS: '1500',
+    OUTBOUND_ALLOW_IPS: '127.0.0.1',
+  },
+  { workers: true },
+);
+const sql = app.service.ctx.sql;
+
+async function generate(body: Record<string, unknown>) {
+  const ws = await app.workspace({ credits: 1000 });
+  const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'ai_model', ...body } });
+  if (res.status !== 200) throw new Error(`${res.status} ${res.text}`);
+  const id = res.body.generations[0].id as string;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const g = await app.request('GET', `/api/v1/generations/${id}`, { key: ws.key });
+    if (g.body.status !== 'generating') return { ws, id, g: g.body, charged: res.body.credits_deducted as number };
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function stored(url: string) {
+  return Buffer.from(await (await fetch(url)).arrayBuffer());
+}
+
+async function refundedOnce(t: Test, orgId: string, charged: number) {
+  const ledger = await sql`select reason, delta from credit_ledger where org_id = ${orgId} order by id`;
+  t.same(ledger.map((l) => [l.reason, l.delta]), [['initial_grant', 1000], ['generation_charge', -charged], ['generation_refund', charged]], 'charged once, refunded once');
+}
+
+t.test('Replicate: a prediction becomes the generation’s output', async (t) => {
+  const { id, g } = await generate({ model_slug: 'flux-image', variant_id: 'text-to-image', prompt: 'A red sneaker on a beach', aspect_ratio: '9:16' });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  const meta = await sharp(await stored(g.url)).metadata();
+  t.same([meta.format, meta.width, meta.height], ['png', 576, 1024], 'the model’s own image, stored and served');
+  t.match(g.output, { content_type: 'image/png', width: 576, height: 1024 });
+  const create = replicate.seen.find((s) => s.method === 'POST' && s.body?.input?.prompt === 'A red sneaker on a beach');
+  t.equal(create?.path, '/v1/models/black-forest-labs/flux-1.1-pro/predictions');
+  t.match(create?.body, { input: { prompt: 'A red sneaker on a beach', aspect_ratio: '9:16', seed: Number, output_format: 'png' } });
+  const [row] = await sql`select provider_job from generations where id = ${id}`;
+  t.match(row.provider_job, { provider: 'replicate', id: String }, 'the prediction id is stored on the generation');
+});
+
+t.test('Replicate: 429 is waited out (Retry-After) and the generation completes', async (t) => {
+  const { g } = await generate({ model_slug: 'flux-image', variant_id: 'text-to-image', prompt: 'throttle me', aspect_ratio: '1:1' });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  const creates = replicate.seen.filter((s) => s.method === 'POST' && s.body?.input?.prompt === 'throttle me');
+  t.equal(creates.length, 2, 'submitted again after the 429');
+  t.ok(creates[1].at - creates[0].at >= 900, 'after the Retry-After second');
+  t.same([g.output.width, g.output.height], [1024, 1024]);
+});
+
+t.test('Replicate: a prediction failed by the safety checker fails the generation and refunds it', async (t) => {
+  const { ws, g, charged } = await generate({ model_slug: 'flux-image', variant_id: 'text-to-image', prompt: 'nsfw thing' });
+  t.match(g, { status: 'error', error: { code: 'content_rejected', retryable: false, message: /content policy: NSFW content detected/ } });
+  t.equal(replicate.seen.filter((s) => s.method === 'POST' && s.body?.input?.prompt === 'nsfw thing').length, 1, 'not submitted again');
+  await refundedOnce(t, ws.orgId, charged);
+});
+
+t.test('fal: a queued Veo request becomes the generation’s video', async (t) => {
+  const { g } = await generate({ model_slug: 'veo-3', variant_id: 'fast', prompt: 'A drone shot over a lake', aspect_ratio: '16:9', duration: 4 });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  const file = `${app.service.ctx.config.dataDir}/check-${g.id}.mp4`;
+  await (await import('node:fs/promises')).writeFile(file, await stored(g.url));
+  const info = await probe(file);
+  t.same([info.video_codec, info.width, info.height], ['h264', 320, 180], 'the model’s own video, stored and served');
+  t.ok(Math.abs((info.duration_seconds ?? 0) - 2) < 0.2);
+  const submit = fal.seen.find((s) => s.method === 'POST' && s.body?.prompt === 'A drone shot over a lake');
+  t.equal(submit?.path, '/fal-ai/veo3/fast');
+  t.match(submit?.body, { prompt: 'A drone shot over a lake', aspect_ratio: '16:9', duration: '4s', resolution: '720p', seed: Number });
+  const req = [...fal.requests.values()].find((r) => r.input.prompt === 'A drone shot over a lake')!;
+  t.ok(fal.seen.some((s) => s.path === `/fal-ai/veo3/requests/${req.id}/status`), 'status polled under the app root');
+});
+
+t.test('fal: a content_policy_violation fails the generation and refunds it', async (t) => {
+  const { ws, g, charged } = await generate({ model_slug: 'veo-3', variant_id: 'fast', prompt: 'forbidden scene', aspect_ratio: '16:9' });
+  t.match(g, { status: 'error', error: { code: 'content_rejected', retryable: false, message: /flagged by a content checker/ } });
+  await refundedOnce(t, ws.orgId, charged);
+});
+
+t.test('fal: past PROVIDER_JOB_TIMEOUT_MS the request is canceled at fal and the generation refunded', async (t) => {
+  const { ws, g, charged } = await generate({ model_slug: 'veo-3', variant_id: 'fast', prompt: 'slow motion waves', aspect_ratio: '16:9' });
+  t.match(g, { status: 'error', error: { code: 'timeout', retryable: false } });
+  const req = [...fal.requests.values()].find((r) => r.input.prompt === 'slow motion waves')!;
+  t.ok(fal.seen.some((s) => s.method === 'PUT' && s.path === `/fal-ai/veo3/requests/${req.id}/cancel`), 'PUT …/cancel sent');
+  t.ok(req.canceled);
+  await refundedOnce(t, ws.orgId, charged);
+});
+
+t.test('OpenAI: generations, and edits with the reference images as image[]', async (t) => {
+  const made = await generate({ model_slug: 'gpt-image', variant_id: 'generate', prompt: 'A poster with the word SALE', aspect_ratio: '9:16' });
+  t.equal(made.g.status, 'completed', JSON.stringify(made.g.error));
+  const meta = await sharp(await stored(made.g.url)).metadata();
+  t.same([meta.format, meta.width, meta.height], ['png', 1024, 1536], 'the nearest size the model makes');
+  const gen = openai.seen.find((s) => s.body?.prompt === 'A poster with the word SALE');
+  t.equal(gen?.path, '/v1/images/generations');
+  t.match(gen?.body, { model: 'gpt-image-1', size: '1024x1536', n: 1, output_format: 'png' });
+
+  const edited = await generate({ model_slug: 'gpt-image', variant_id: 'edit', prompt: 'Put this on a mug', aspect_ratio: '1:1', reference_image_urls: [`${refs.url}/files/ref.png`] });
+  t.equal(edited.g.status, 'completed', JSON.stringify(edited.g.error));
+  const { channels } = await sharp(await stored(edited.g.url)).stats();
+  t.same(channels.slice(0, 3).map((c) => Math.round(c.mean)), [255, 136, 0], 'the edit’s output (flat orange), not a local render');
+  const edit = openai.seen.find((s) => s.path === '/v1/images/edits');
+  t.same(edit?.body?.prompt, ['Put this on a mug']);
+  t.ok(edit?.body?.['image[]']?.[0]?.bytes.equals(refs.files.get('ref.png')!.bytes), 'the reference image sent as image[]');
+});
+
+t.test('OpenAI: 429 waited out; moderation_blocked fails and refunds', async (t) => {
+  const slow = await generate({ model_slug: 'gpt-image', variant_id: 'generate', prompt: 'throttle openai' });
+  t.equal(slow.g.status, 'completed', JSON.stringify(slow.g.error));
+  t.equal(openai.seen.filter((s) => s.body?.prompt === 'throttle openai').length, 2);
+  const { ws, g, charged } = await generate({ model_slug: 'gpt-image', variant_id: 'generate', prompt: 'forbidden poster' });
+  t.match(g, { status: 'error', error: { code: 'content_rejected', retryable: false, message: /safety system/ } });
+  await refundedOnce(t, ws.orgId, charged);
+});
+
+t.test('routing: a keyed provider makes its variants; no key (or no provider block) renders locally', async (t) => {
+  const fetcher = createGuardedFetcher();
+  const job = (providerModel?: GenerationJob['providerModel']) => ({ providerModel }) as GenerationJob;
+  const none = createProvider(loadConfig({}).provider, undefined, fetcher);
+  t.equal(none.for(job({ name: 'replicate', model: 'a/b' })).name, 'local', 'no configuration: local');
+  const some = createProvider(loadConfig({ FAL_KEY: 'k' }).provider, undefined, fetcher);
+  t.equal(some.for(job({ name: 'fal', model: 'fal-ai/veo3' })).name, 'fal');
+  t.equal(some.for(job({ name: 'openai', model: 'gpt-image-1' })).name, 'local', 'OpenAI has no key: local');
+  t.equal(some.for(job()).name, 'local', 'templates and unmapped variants: local');
+  t.throws(() => loadConfig({ GENERATION_PROVIDER: 'remote' }), /no longer read.*REPLICATE_API_TOKEN, FAL_KEY or OPENAI_API_KEY/);
+  t.throws(() => loadConfig({ FAL_QUEUE_BASE: 'ftp://x' }), /FAL_QUEUE_BASE must be an http\(s\) URL/);
+});
+
+t.test('a worker that crashed after submitting resumes polling the stored prediction', async (t) => {
+  const provider = new ReplicateProvider({ baseUrl: replicate.url, key: 'r8_test_token', fetcher: createGuardedFetcher({ allowIps: ['127.0.0.1'] }), pollMs: 20 });
+  const job: GenerationJob = {
+    generationId: '0b5c3f9e-0000-4000-8000-000000000001',
+    type: 'ai_model',
+    output: 'image',
+    prompt: 'resume me',
+    title: 'Flux Image',
+    aspectRatio: '4:5',
+    width: 820,
+    height: 1024,
+    imageFormat: 'png',
+    referenceImages: [],
+    generateAudio: false,
+    providerModel: { name: 'replicate', model: 'black-forest-labs/flux-1.1-pro' },
+  };
+  // First attempt: submitted, stored, then the worker dies (its signal aborts) while polling.
+  const crash = new AbortController();
+  let stored: ProviderJobRef | null = null;
+  const first = await provider
+    .generate(job, { workDir: app.service.ctx.config.dataDir, signal: crash.signal, onSubmitted: async (ref) => void ((stored = ref), crash.abort()) })
+    .catch((e) => e);
+  t.equal(first?.name, 'AbortError');
+  t.match(stored, { provider: 'replicate', id: String });
+  // Second attempt: resumes the stored prediction, no second create.
+  const res = await provider.generate(job, { workDir: app.service.ctx.config.dataDir, resume: stored! });
+  t.same([res.width, res.height, res.contentType], [820, 1024, 'image/png']);
+  t.equal(replicate.seen.filter((s) => s.method === 'POST' && s.body?.input?.prompt === 'resume me').length, 1, 'one prediction created');
+});

@@ -1,0 +1,78 @@
+// What the provider fakes share: a node:http server on 127.0.0.1 that records every request
+// (method, path, headers, parsed body) and serves output files under /files/.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
+
+export interface Seen {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  /** Parsed JSON, or the multipart form's entries (files as Buffers). */
+  body?: any;
+  at: number;
+}
+
+export interface Fake {
+  url: string;
+  seen: Seen[];
+  files: Map<string, { type: string; bytes: Buffer }>;
+  close(): Promise<void>;
+}
+
+export type Handler = (req: Seen, res: http.ServerResponse, json: (status: number, body: unknown, headers?: Record<string, string>) => void) => void | Promise<void>;
+
+export async function startFake(handler: Handler): Promise<Fake> {
+  const seen: Seen[] = [];
+  const files = new Map<string, { type: string; bytes: Buffer }>();
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks);
+    const entry: Seen = { method: req.method ?? '', path: new URL(req.url ?? '/', 'http://x').pathname, headers: req.headers, at: Date.now() };
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+    if (entry.path.startsWith('/files/')) {
+      seen.push(entry);
+      const f = files.get(entry.path.slice(7));
+      return f ? res.writeHead(200, { 'content-type': f.type }).end(f.bytes) : json(404, { detail: 'Not found.' });
+    }
+    const ct = String(req.headers['content-type'] ?? '');
+    try {
+      if (ct.startsWith('application/json')) entry.body = JSON.parse(raw.toString('utf8'));
+      else if (ct.startsWith('multipart/form-data')) {
+        const form = await new Response(raw, { headers: { 'content-type': ct } }).formData();
+        const out: Record<string, unknown[]> = {};
+        for (const [k, v] of form.entries()) (out[k] ??= []).push(typeof v === 'string' ? v : { name: v.name, type: v.type, bytes: Buffer.from(await v.arrayBuffer()) });
+        entry.body = out;
+      } else if (raw.length) entry.body = raw;
+    } catch {
+      entry.body = Symbol.for('unparseable');
+    }
+    seen.push(entry);
+    await handler(entry, res, json);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    seen,
+    files,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** A PNG of a flat colour, the size a model would answer for the aspect ratio. */
+export async function png(width: number, height: number, color = '#2a7fff'): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
+}
+
+/** Width and height with the long side `long` for a 'W:H' ratio (even numbers). */
+export function sizeFor(aspect: string, long: number): { width: number; height: number } {
+  const [w, h] = aspect.split(':').map(Number);
+  const even = (v: number) => 2 * Math.round(v / 2);
+  return w >= h ? { width: long, height: even((long * h) / w) } : { width: even((long * w) / h), height: long };
+}

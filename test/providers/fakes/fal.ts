@@ -1,0 +1,89 @@
+// A fake of fal's queue API (https://docs.fal.ai/model-apis/model-endpoints/queue) for the Veo 3
+// endpoints, refusing what the real one refuses: a key not sent as `Authorization: Key …`, an
+// unknown endpoint, input outside the endpoint's schema (422 {"detail": [{loc, msg, type}]}),
+// status/result/cancel paths not under the app root ("fal-ai/veo3", not "fal-ai/veo3/fast").
+// Answers: submit {request_id, status_url, response_url, cancel_url, queue_position}; status
+// IN_QUEUE → IN_PROGRESS → COMPLETED; result {video: {url, content_type, file_name, file_size}};
+// PUT …/cancel 202 {"status": "CANCELLATION_REQUESTED"}; 429 {"detail"} with Retry-After.
+// Behaviour by words in the prompt: "throttle" (first submit 429), "forbidden" (the result is the
+// content checker's 422 content_policy_violation), "slow" (never completes).
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { runFfmpeg } from '../../../src/media/ffmpeg.ts';
+import { startFake, type Fake } from './common.ts';
+
+const ENDPOINTS = new Set(['fal-ai/veo3/fast', 'fal-ai/veo3', 'fal-ai/veo3/fast/image-to-video']);
+
+export interface FalFake extends Fake {
+  requests: Map<string, { id: string; endpoint: string; input: any; polls: number; canceled: boolean }>;
+}
+
+/** A small H.264 MP4 (2 s, 10 fps) the size Veo would answer for the aspect ratio, scaled down. */
+async function video(aspect: string): Promise<Buffer> {
+  const size = aspect === '9:16' ? '180x320' : aspect === '1:1' ? '240x240' : '320x180';
+  const file = path.join(os.tmpdir(), `fal-fake-${randomUUID()}.mp4`);
+  await runFfmpeg(['-f', 'lavfi', '-i', `testsrc=size=${size}:rate=10:duration=2`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file]);
+  try {
+    return await readFile(file);
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+export async function startFalFake(key: string): Promise<FalFake> {
+  const requests: FalFake['requests'] = new Map();
+  const throttled = new Set<string>();
+  let fake: Fake;
+  fake = await startFake(async (req, res, json) => {
+    if (req.headers.authorization !== `Key ${key}`) return json(401, { detail: 'Authentication is required to access this application.' });
+    const endpoint = req.path.slice(1);
+    if (req.method === 'POST' && ENDPOINTS.has(endpoint)) {
+      const input = req.body;
+      if (!input || typeof input !== 'object' || Buffer.isBuffer(input)) return json(422, { detail: [{ loc: ['body'], msg: 'field required', type: 'value_error.missing' }] });
+      const problems: Array<{ loc: string[]; msg: string; type: string }> = [];
+      if (typeof input.prompt !== 'string') problems.push({ loc: ['body', 'prompt'], msg: 'field required', type: 'value_error.missing' });
+      if (input.aspect_ratio !== undefined && !['16:9', '9:16', '1:1'].includes(input.aspect_ratio)) problems.push({ loc: ['body', 'aspect_ratio'], msg: "unexpected value; permitted: '16:9', '9:16', '1:1'", type: 'value_error.const' });
+      if (input.duration !== undefined && !['4s', '6s', '8s'].includes(input.duration)) problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '4s', '6s', '8s'", type: 'value_error.const' });
+      if (input.resolution !== undefined && !['720p', '1080p'].includes(input.resolution)) problems.push({ loc: ['body', 'resolution'], msg: "unexpected value; permitted: '720p', '1080p'", type: 'value_error.const' });
+      if (input.seed !== undefined && !Number.isInteger(input.seed)) problems.push({ loc: ['body', 'seed'], msg: 'value is not a valid integer', type: 'type_error.integer' });
+      if (problems.length) return json(422, { detail: problems });
+      if (/throttle/.test(input.prompt) && !throttled.has(input.prompt)) {
+        throttled.add(input.prompt);
+        return json(429, { detail: 'Rate limit exceeded. Please retry later.' }, { 'retry-after': '1' });
+      }
+      const id = randomUUID();
+      requests.set(id, { id, endpoint, input, polls: 0, canceled: false });
+      const root = `${fake.url}/fal-ai/veo3/requests/${id}`;
+      return json(200, { status: 'IN_QUEUE', request_id: id, response_url: root, status_url: `${root}/status`, cancel_url: `${root}/cancel`, queue_position: 0 });
+    }
+    const m = /^\/fal-ai\/veo3\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(req.path);
+    const r = m && requests.get(m[1]);
+    if (!m || !r) return json(404, { detail: 'Request not found' });
+    const root = `${fake.url}/fal-ai/veo3/requests/${r.id}`;
+    const slow = /slow/.test(r.input.prompt) && !r.canceled;
+    if (m[2] === '/cancel') {
+      if (req.method !== 'PUT') return json(405, { detail: 'Method Not Allowed' });
+      if (!slow) return json(400, { status: 'ALREADY_COMPLETED' });
+      r.canceled = true;
+      return json(202, { status: 'CANCELLATION_REQUESTED' });
+    }
+    if (req.method !== 'GET') return json(405, { detail: 'Method Not Allowed' });
+    if (m[2] === '/status') {
+      r.polls++;
+      if (slow || r.polls < 2) return json(200, { status: r.polls < 2 ? 'IN_QUEUE' : 'IN_PROGRESS', queue_position: 0, response_url: root, status_url: `${root}/status`, cancel_url: `${root}/cancel`, logs: null });
+      return json(200, { status: 'COMPLETED', response_url: root, status_url: `${root}/status`, cancel_url: `${root}/cancel`, logs: null, metrics: { inference_time: 1.2 } });
+    }
+    if (slow || r.polls < 2) return json(400, { detail: 'Request is still in progress' });
+    if (/forbidden/.test(r.input.prompt)) {
+      return json(422, {
+        detail: [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation', url: 'https://docs.fal.ai/errors#content_policy_violation' }],
+      }, { 'x-fal-retryable': 'false' });
+    }
+    const bytes = await video(r.input.aspect_ratio ?? '16:9');
+    fake.files.set(`${r.id}.mp4`, { type: 'video/mp4', bytes });
+    return json(200, { video: { url: `${fake.url}/files/${r.id}.mp4`, content_type: 'video/mp4', file_name: 'output.mp4', file_size: bytes.length } });
+  });
+  return Object.assign(fake, { requests });
+}
