@@ -107,7 +107,8 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
   }
   const rows = await resolveMedia(ctx, orgId, input, signal);
   for (const a of ordered) {
-    const problem = checkTarget(a.platform as SocialPlatform, rows, caption);
+    const options = (input.platform_options as Record<string, Record<string, unknown> | undefined> | undefined)?.[a.platform];
+    const problem = checkTarget(a.platform as SocialPlatform, rows, caption, options);
     if (problem) throw refuse(a, problem);
   }
   const source = Object.fromEntries(SOURCES.filter((k) => input[k] !== undefined).map((k) => [k, input[k]]));
