@@ -142,3 +142,100 @@ t.test('two images: carousels on Instagram and Threads, a multi-photo Facebook p
   t.match(thc.fields, { media_type: 'CAROUSEL', text: 'two looks' });
   t.equal(thc.fields.children.split(',').length, 2);
 });
+
+t.test('a token expired mid-job (Graph code 190) is refreshed once: fb_exchange_token for Instagram, th_refresh_token for Threads', async (t) => {
+  const cipher = tokenCipher(await loadTokenKey(app.service.ctx.config));
+  const image = await stored(app, ws.orgId, { kind: 'image', contentType: 'image/jpeg', bytes: 30_000, width: 1080, height: 1080 });
+  for (const platform of ['instagram', 'threads'] as const) {
+    const acc = await account(app, ws.orgId, platform);
+    const before = META.state.refreshes;
+    META.state.expireTokenAfterContainer = true; // revoked as soon as the container exists
+    const started = await call(writer, 'publish_media_to_social', { account_ids: [acc.id], media_id: image, caption: `refresh ${platform}` });
+    const done = await settled(writer, started.body.id);
+    t.equal(done.status, 'published', JSON.stringify(done));
+    t.equal(META.state.refreshes - before, 1, `${platform}: refreshed exactly once`);
+    t.equal(postOf(done.results[0].post_id).owner, acc.accountId);
+    t.equal([...META.state.containers.values()].filter((c) => c.user === acc.accountId).length, 1, `${platform}: the container made before the refresh was published`);
+    const [row] = await app.service.ctx.sql<{ access_token_enc: string; status: string }[]>`select access_token_enc, status from social_accounts where id = ${acc.id}`;
+    const stored = cipher.decrypt(row.access_token_enc);
+    t.not(stored, acc.tok.access, 'the new token is stored');
+    t.ok(META.state.tokens.has(stored) && row.status === 'connected');
+  }
+  // A long-lived token that expired too: the refresh is refused, the connection needs reauthorization.
+  const gone = await account(app, ws.orgId, 'threads');
+  META.state.tokens.delete(gone.tok.access);
+  META.state.longLived.delete(gone.tok.refresh);
+  const started = await call(writer, 'publish_media_to_social', { account_ids: [gone.id], media_id: image });
+  const done = await settled(writer, started.body.id);
+  t.match(done.results[0], { status: 'failed', error: { code: 'reauthorization_required', message: /Session has expired/ } });
+});
+
+t.test('a video the platform cannot process fails with its error; the platforms’ limits are checked before anything is queued', async (t) => {
+  const th = await account(app, ws.orgId, 'threads');
+  const ig = await account(app, ws.orgId, 'instagram');
+  const fb = await account(app, ws.orgId, 'facebook');
+  const video = await stored(app, ws.orgId, { kind: 'video', contentType: 'video/mp4', bytes: 100_000, width: 1080, height: 1920, duration: 5 });
+  META.state.failNextVideo = 'FAILED_PROCESSING_VIDEO';
+  const started = await call(writer, 'publish_media_to_social', { account_ids: [th.id], media_id: video });
+  const done = await settled(writer, started.body.id);
+  t.match(done.results[0], { status: 'failed', post_id: null, error: { code: 'platform_error', message: /threads could not process the media: FAILED_PROCESSING_VIDEO/, retryable: false } });
+
+  const [{ before }] = await app.service.ctx.sql<{ before: number }[]>`select count(*)::int as before from social_publications`;
+  const png = await stored(app, ws.orgId, { kind: 'image', contentType: 'image/png', bytes: 1000, width: 1080, height: 1080 });
+  const wide = await stored(app, ws.orgId, { kind: 'image', contentType: 'image/jpeg', bytes: 1000, width: 2000, height: 1000 });
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [{ account_ids: [ig.id], media_id: png }, /image\/png images are not accepted by instagram \(accepted: image\/jpeg\)/],
+    [{ account_ids: [ig.id], media_id: wide }, /the image's aspect ratio is 2:1; instagram takes 1:1.25 to 1.91:1/],
+    [{ account_ids: [ig.id], media_id: video, caption: 'x'.repeat(2201) }, /2201 characters; instagram allows at most 2200/],
+    [{ account_ids: [th.id], media_id: video, caption: 'x'.repeat(501) }, /501 characters; threads allows at most 500/],
+    [{ account_ids: [fb.id], media_id: video, platform_options: { facebook: { post_type: 'reel' } } }, /facebook publishing supports post_type feed only/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await call(writer, 'publish_media_to_social', args);
+    t.match(r.body, { error: { code: 'bad_request', message } }, String(message));
+  }
+  const reelOfImage = await call(writer, 'publish_media_to_social', { account_ids: [ig.id], media_id: await stored(app, ws.orgId, { kind: 'image', contentType: 'image/jpeg', bytes: 1000, width: 1080, height: 1080 }), platform_options: { instagram: { post_type: 'reel' } } });
+  t.match(reelOfImage.body, { error: { code: 'bad_request', message: /an Instagram reel is one video/, context: { account_id: ig.id, platform: 'instagram' } } });
+  const [{ after }] = await app.service.ctx.sql<{ after: number }[]>`select count(*)::int as after from social_publications`;
+  t.equal(after, before, 'nothing was queued');
+});
+
+t.test('a crash between the Instagram container and media_publish resumes from the stored container: one container, one post', async (t) => {
+  // A node without workers: the test runs the job's deliveries itself, the first one cut while its
+  // media_publish hangs (as a killed worker's would be), the second a fresh delivery.
+  const b = await startMcpApp(t, env, { workers: false });
+  const bws = await b.workspace({ scopes: ['social:write'] });
+  const c = await connect(b, bws.key);
+  t.teardown(() => c.close());
+  const ig = await account(b, bws.orgId, 'instagram');
+  const video = await stored(b, bws.orgId, { kind: 'video', contentType: 'video/mp4', bytes: 200_000, width: 1080, height: 1920, duration: 20 });
+  const started = await call(c, 'publish_media_to_social', { account_ids: [ig.id], media_id: video, caption: 'exactly once' });
+  t.notOk(started.isError, JSON.stringify(started.body));
+  const [{ id: targetId }] = await b.service.ctx.sql<{ id: string }[]>`select id from social_publication_targets where publication_id = ${started.body.id}`;
+  const attempts = META.state.publishAttempts;
+  META.state.hangNextPublish = true;
+  const crash = new AbortController();
+  const delivery = (signal: AbortSignal) => socialPublishJob.handle(b.service.ctx, { id: randomUUID(), data: { targetId, $version: 1 }, retryCount: 0, retryLimit: 5, signal } as never);
+  const first = delivery(crash.signal);
+  for (let i = 0; i < 400 && META.state.publishAttempts === attempts; i++) await new Promise((r) => setTimeout(r, 50));
+  t.equal(META.state.publishAttempts, attempts + 1, 'the first delivery reached media_publish');
+  crash.abort(new Error('worker killed'));
+  await first.catch(() => {});
+  const [mid] = await b.service.ctx.sql<{ status: string; state: any }[]>`select status, state from social_publication_targets where id = ${targetId}`;
+  t.equal(mid.status, 'publishing');
+  t.match(mid.state, { container: /^\d+$/ }, 'the container id was stored before publishing');
+  t.notOk(mid.state.post_id);
+
+  await delivery(new AbortController().signal);
+  const done = (await call(c, 'get_social_publication', { id: started.body.id })).body;
+  t.equal(done.status, 'published', JSON.stringify(done));
+  const mine = [...META.state.containers.values()].filter((x) => x.user === ig.accountId);
+  t.equal(mine.length, 1, 'one container');
+  t.equal(mine[0].id, mid.state.container);
+  const posts = [...META.state.posts.entries()].filter(([, p]) => p.owner === ig.accountId);
+  t.equal(posts.length, 1, 'one post');
+  t.equal(done.results[0].post_id, posts[0][0]);
+  // A third delivery (pg-boss redelivering) changes nothing.
+  await delivery(new AbortController().signal);
+  t.equal([...META.state.posts.values()].filter((p) => p.owner === ig.accountId).length, 1);
+});
