@@ -143,6 +143,22 @@ t.test('two images: carousels on Instagram and Threads, a multi-photo Facebook p
   t.equal(thc.fields.children.split(',').length, 2);
 });
 
+t.test('a caption alone is a text post on Facebook (/feed message) and Threads (a TEXT container); Instagram takes no text-only post', async (t) => {
+  const fb = await account(app, ws.orgId, 'facebook');
+  const th = await account(app, ws.orgId, 'threads');
+  const ig = await account(app, ws.orgId, 'instagram');
+  const refused = await call(writer, 'publish_media_to_social', { account_ids: [fb.id, ig.id], caption: 'just words' });
+  t.match(refused.body, { error: { code: 'bad_request', message: /instagram does not take text-only posts/, context: { account_id: ig.id } } });
+  const none = await call(writer, 'publish_media_to_social', { account_ids: [fb.id] });
+  t.match(none.body, { error: { code: 'bad_request', message: /exactly one of/ } });
+  const started = await call(writer, 'publish_media_to_social', { account_ids: [fb.id, th.id], caption: 'just words' });
+  t.notOk(started.isError, JSON.stringify(started.body));
+  const done = await settled(writer, started.body.id);
+  t.equal(done.status, 'published', JSON.stringify(done));
+  t.match(postOf(done.results[0].post_id), { platform: 'facebook', owner: fb.accountId, fields: { message: 'just words' }, photos: [] });
+  t.match(META.state.containers.get(postOf(done.results[1].post_id).container!), { fields: { media_type: 'TEXT', text: 'just words' }, fetched: null });
+});
+
 t.test('a token expired mid-job (Graph code 190) is refreshed once: fb_exchange_token for Instagram, th_refresh_token for Threads', async (t) => {
   const cipher = tokenCipher(await loadTokenKey(app.service.ctx.config));
   const image = await stored(app, ws.orgId, { kind: 'image', contentType: 'image/jpeg', bytes: 30_000, width: 1080, height: 1080 });
