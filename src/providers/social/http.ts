@@ -74,7 +74,7 @@ const GRAPH_RETRYABLE_CODES = new Set([1, 2, 4, 17, 32, 341, 613]);
 export const graphError = (json: any): { code: number; subcode?: number; message: string; transient: boolean } | undefined => {
   const e = json?.error;
   if (!e || typeof e !== 'object' || typeof e.code !== 'number') return undefined;
-  return { code: e.code, subcode: typeof e.error_subcode === 'number' ? e.error_subcode : undefined, message: String(e.error_user_msg ?? e.message ?? ''), transient: e.is_transient === true };
+  return { code: e.code, subcode: typeof e.error_subcode === 'number' ? e.error_subcode : undefined, message: String(e.message ?? e.error_user_msg ?? ''), transient: e.is_transient === true };
 };
 const graphTokenRejected = (json: any) => graphError(json)?.code === 190;
 const graphRetryable = (json: any) => {
