@@ -52,6 +52,8 @@ export async function fakeMeta(t: Test) {
     expireTokenAfterContainer: false,
     /** The next media_publish / threads_publish hangs without publishing. */
     hangNextPublish: false,
+    /** The next media_publish / threads_publish publishes, then hangs (the answer lost). */
+    loseNextPublishAnswer: false,
     /** The next video container ends in ERROR with this error_message (Threads) / status (Instagram). */
     failNextVideo: '',
     seen: [] as string[],
@@ -178,6 +180,10 @@ export async function fakeMeta(t: Test) {
       c.status = 'PUBLISHED';
       const id = nextId();
       state.posts.set(id, { platform: c.platform, owner: node, container: c.id, fields: c.fields });
+      if (state.loseNextPublishAnswer) {
+        state.loseNextPublishAnswer = false;
+        return 'hang';
+      }
       return { status: 200, body: { id } };
     }
 

@@ -254,4 +254,22 @@ t.test('a crash between the Instagram container and media_publish resumes from t
   // A third delivery (pg-boss redelivering) changes nothing.
   await delivery(new AbortController().signal);
   t.equal([...META.state.posts.values()].filter((p) => p.owner === ig.accountId).length, 1);
+
+  // Published but the answer lost (the worker killed while reading it): the resumed attempt finds
+  // the container PUBLISHED and does not publish again.
+  const th = await account(b, bws.orgId, 'threads');
+  const s2 = await call(c, 'publish_media_to_social', { account_ids: [th.id], caption: 'answer lost' });
+  const [{ id: t2 }] = await b.service.ctx.sql<{ id: string }[]>`select id from social_publication_targets where publication_id = ${s2.body.id}`;
+  META.state.loseNextPublishAnswer = true;
+  const before = META.state.publishAttempts;
+  const cut = new AbortController();
+  const lost = socialPublishJob.handle(b.service.ctx, { id: randomUUID(), data: { targetId: t2, $version: 1 }, retryCount: 0, retryLimit: 5, signal: cut.signal } as never);
+  for (let i = 0; i < 400 && META.state.publishAttempts === before; i++) await new Promise((r) => setTimeout(r, 50));
+  cut.abort(new Error('worker killed'));
+  await lost.catch(() => {});
+  await socialPublishJob.handle(b.service.ctx, { id: randomUUID(), data: { targetId: t2, $version: 1 }, retryCount: 0, retryLimit: 5, signal: new AbortController().signal } as never);
+  const d2 = (await call(c, 'get_social_publication', { id: s2.body.id })).body;
+  t.equal(d2.status, 'published', JSON.stringify(d2));
+  t.equal(META.state.publishAttempts - before, 1, 'threads_publish called once');
+  t.equal([...META.state.posts.values()].filter((p) => p.owner === th.accountId).length, 1, 'one post');
 });
