@@ -204,6 +204,7 @@ t.test('a video the platform cannot process fails with its error; the platformsâ
     [{ account_ids: [ig.id], media_id: wide }, /the image's aspect ratio is 2:1; instagram takes 1:1.25 to 1.91:1/],
     [{ account_ids: [ig.id], media_id: video, caption: 'x'.repeat(2201) }, /2201 characters; instagram allows at most 2200/],
     [{ account_ids: [th.id], media_id: video, caption: 'x'.repeat(501) }, /501 characters; threads allows at most 500/],
+    [{ account_ids: [ig.id], media_id: await stored(app, ws.orgId, { kind: 'video', contentType: 'video/mp4', bytes: 1000, width: 1080, height: 1920, duration: 90 }), platform_options: { instagram: { post_type: 'story' } } }, /the video lasts 90 s; an Instagram story takes 3â€“60 s/],
     [{ account_ids: [fb.id], media_id: video, platform_options: { facebook: { post_type: 'reel' } } }, /facebook publishing supports post_type feed only/],
   ];
   for (const [args, message] of cases) {
