@@ -2767,7 +2767,7 @@ export interface components {
             object: "list";
             data: components["schemas"]["SocialAccount"][];
         };
-        /** @description Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url, a caption and optional per-platform options. */
+        /** @description Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url (or none for a text-only post, which needs a caption), a caption and optional per-platform options. */
         PublishMediaToSocialInput: {
             /** @description Ids from list_social_accounts; duplicates are ignored. */
             account_ids: string[];
@@ -2797,6 +2797,7 @@ export interface components {
         SocialPlatformOptions: {
             instagram?: {
                 /**
+                 * @description feed: images (a carousel) or a video (a reel shown in the feed); reel: one video; story: one image or video.
                  * @default feed
                  * @enum {string}
                  */
@@ -2804,6 +2805,7 @@ export interface components {
             };
             facebook?: {
                 /**
+                 * @description Only feed is published for now (reel and story are bad_request).
                  * @default feed
                  * @enum {string}
                  */

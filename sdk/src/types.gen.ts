@@ -2352,7 +2352,7 @@ export type SocialAccountList = {
 };
 
 /**
- * Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url, a caption and optional per-platform options.
+ * Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url (or none for a text-only post, which needs a caption), a caption and optional per-platform options.
  */
 export type PublishMediaToSocialInput = {
     /**
@@ -2386,9 +2386,15 @@ export type PublishMediaToSocialInput = {
  */
 export type SocialPlatformOptions = {
     instagram?: {
+        /**
+         * feed: images (a carousel) or a video (a reel shown in the feed); reel: one video; story: one image or video.
+         */
         post_type?: 'feed' | 'reel' | 'story';
     };
     facebook?: {
+        /**
+         * Only feed is published for now (reel and story are bad_request).
+         */
         post_type?: 'feed' | 'reel' | 'story';
     };
     tiktok?: {

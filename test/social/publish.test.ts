@@ -285,6 +285,21 @@ t.test('idempotency_key: the same call answers the stored publication; other arg
   t.equal(X.state.tweets.filter((tw) => tw.text === 'once').length, 1);
 });
 
+t.test('a caption without media is a text post: a tweet without media, a LinkedIn post without content', async (t) => {
+  const xTok = X.grant();
+  const liTok = LI.grant();
+  const xAcc = await account(app, ws.orgId, 'x', { access: xTok.access, refresh: xTok.refresh, handle: 'texter' });
+  const liAcc = await account(app, ws.orgId, 'linkedin', { access: liTok.access, refresh: liTok.refresh, accountId: 'texter' });
+  const started = await call(writer, 'publish_media_to_social', { account_ids: [xAcc, liAcc], caption: 'words only' });
+  t.notOk(started.isError, JSON.stringify(started.body));
+  const done = await settled(writer, started.body.id);
+  t.equal(done.status, 'published', JSON.stringify(done));
+  t.match(X.state.tweets.find((tw) => tw.id === done.results[0].post_id), { text: 'words only', mediaIds: [] });
+  const post = LI.state.posts.find((p) => p.urn === done.results[1].post_id)!;
+  t.match(post.body, { commentary: 'words only', author: 'urn:li:person:texter' });
+  t.equal(post.body.content, undefined);
+});
+
 t.test('a crash between upload and post resumes from the stored upload id: one upload, one post', async (t) => {
   // A node without workers: the test runs the job's deliveries itself, the first one cut while
   // its POST /2/tweets hangs (as a killed worker's would be), the second one a fresh delivery.

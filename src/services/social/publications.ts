@@ -14,7 +14,7 @@ import type { Tx } from '../billing/credits.ts';
 import { ingest, insertMedia, receiveBuffer, type MediaRow } from '../editor/media.ts';
 import { fetchMedia, urlFilename } from '../editor/resources.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
-import type { SocialPlatform } from './accounts.ts';
+import { CAPABILITIES, type SocialPlatform } from './accounts.ts';
 import { checkTarget } from './limits.ts';
 
 type S = components['schemas'];
@@ -28,10 +28,11 @@ const SOURCES = ['media_id', 'generation_id', 'export_id', 'slideshow_id', 'url'
 /** The media rows a publication posts, in order. */
 async function resolveMedia(ctx: AppContext, orgId: string, input: PublishInput, signal?: AbortSignal): Promise<MediaRow[]> {
   const given = SOURCES.filter((k) => input[k] !== undefined);
+  if (!given.length && input.caption?.trim()) return []; // a text-only post
   if (given.length !== 1) {
     throw badRequest(
       `Invalid request: give exactly one of ${SOURCES.join(', ')}`,
-      (given.length ? given : SOURCES).map((k) => ({ field: `arguments.${k}`, message: given.length ? 'only one media source may be given' : 'one media source is required' })),
+      (given.length ? given : SOURCES).map((k) => ({ field: `arguments.${k}`, message: given.length ? 'only one media source may be given' : 'one media source (or a caption for a text-only post) is required' })),
     );
   }
   const byIds = async (ids: string[]) => {
@@ -107,7 +108,9 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
   }
   const rows = await resolveMedia(ctx, orgId, input, signal);
   for (const a of ordered) {
-    const problem = checkTarget(a.platform as SocialPlatform, rows, caption);
+    if (!rows.length && !CAPABILITIES[a.platform as SocialPlatform].text) throw refuse(a, `${a.platform} does not take text-only posts: give an image or a video`);
+    const options = (input.platform_options as Record<string, Record<string, unknown> | undefined> | undefined)?.[a.platform];
+    const problem = checkTarget(a.platform as SocialPlatform, rows, caption, options);
     if (problem) throw refuse(a, problem);
   }
   const source = Object.fromEntries(SOURCES.filter((k) => input[k] !== undefined).map((k) => [k, input[k]]));
