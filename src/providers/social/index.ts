@@ -3,7 +3,16 @@
 import type { SocialPlatform } from '../../services/social/accounts.ts';
 import type { SocialAdapter } from './http.ts';
 import { linkedin } from './linkedin.ts';
+import { pinterest } from './pinterest.ts';
+import { tiktok } from './tiktok.ts';
 import { x } from './x.ts';
+import { youtube } from './youtube.ts';
 
-export const SOCIAL_ADAPTERS: Partial<Record<SocialPlatform, SocialAdapter>> = { x, linkedin };
+export const SOCIAL_ADAPTERS: Partial<Record<SocialPlatform, SocialAdapter>> = {
+  x,
+  linkedin,
+  tiktok,
+  youtube,
+  pinterest,
+};
 export { PlatformError } from './http.ts';

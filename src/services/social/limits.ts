@@ -20,7 +20,12 @@ const MB = 1024 * 1024;
  * |---|---|---|---|---|
  * | X | 280 characters | JPEG, PNG, WebP, GIF ≤ 5 MB | MP4/MOV ≤ 512 MB, 0.5–140 s, aspect 1:3–3:1 | 4 |
  * | LinkedIn | 3000 characters | JPEG, PNG, GIF ≤ 36,152,320 pixels, ≤ 100 MB | MP4 75 KB–500 MB, 3 s–30 min, aspect 1:2.4–2.4:1 | 20 |
- * | Instagram, Facebook, TikTok, Threads, YouTube, Pinterest | — | publishing not available yet | | |
+ * | TikTok | 2200 characters | JPEG, WebP ≤ 20 MB (photo posts) | MP4/WebM/MOV ≤ 4 GB, 1 s–10 min (the creator's own maximum checked when posting) | 35 |
+ * | YouTube | 5000 characters (the description) | — | MP4/MOV/WebM ≤ 256 GB, 1 s–12 h | 0 |
+ * | Pinterest | 800 characters (the description) | JPEG, PNG, WebP, BMP, TIFF ≤ 20 MB | MP4/MOV/M4V ≤ 2 GB, 4 s–15 min, aspect 1:2–1.91:1 | 5 |
+ * | Instagram, Facebook, Threads | — | publishing not available yet | | |
+ * Options each platform requires (src/services/social/options.ts): TikTok privacy_level, Pinterest board_id,
+ * YouTube a title (or a caption to take it from).
  */
 export const PLATFORM_LIMITS: Record<SocialPlatform, PlatformLimits> = {
   x: {
@@ -39,10 +44,27 @@ export const PLATFORM_LIMITS: Record<SocialPlatform, PlatformLimits> = {
   },
   instagram: { available: false, captionMaxChars: 2200, maxImages: 10 },
   facebook: { available: false, captionMaxChars: 63206, maxImages: 10 },
-  tiktok: { available: false, captionMaxChars: 2200, maxImages: 35 },
+  tiktok: {
+    available: true,
+    captionMaxChars: 2200,
+    image: { types: ['image/jpeg', 'image/webp'], maxBytes: 20 * MB },
+    video: { types: ['video/mp4', 'video/webm', 'video/quicktime'], maxBytes: 4 * 1024 * MB, minSeconds: 1, maxSeconds: 10 * 60, minAspect: 0, maxAspect: Number.POSITIVE_INFINITY },
+    maxImages: 35,
+  },
   threads: { available: false, captionMaxChars: 500, maxImages: 20 },
-  youtube: { available: false, captionMaxChars: 5000, maxImages: 0 },
-  pinterest: { available: false, captionMaxChars: 500, maxImages: 5 },
+  youtube: {
+    available: true,
+    captionMaxChars: 5000,
+    video: { types: ['video/mp4', 'video/quicktime', 'video/webm'], maxBytes: 256 * 1024 * MB, minSeconds: 1, maxSeconds: 12 * 3600, minAspect: 0, maxAspect: Number.POSITIVE_INFINITY },
+    maxImages: 0,
+  },
+  pinterest: {
+    available: true,
+    captionMaxChars: 800,
+    image: { types: ['image/jpeg', 'image/png', 'image/webp', 'image/bmp', 'image/tiff'], maxBytes: 20 * MB },
+    video: { types: ['video/mp4', 'video/quicktime', 'video/x-m4v'], maxBytes: 2 * 1024 * MB, minSeconds: 4, maxSeconds: 15 * 60, minAspect: 1 / 2, maxAspect: 1.91 },
+    maxImages: 5,
+  },
 };
 
 export interface MediaFacts {
@@ -67,6 +89,7 @@ export function checkTarget(platform: SocialPlatform, media: MediaFacts[], capti
   const images = media.filter((m) => m.kind === 'image');
   if (media.some((m) => m.kind !== 'image' && m.kind !== 'video')) return 'only images and videos can be published';
   if (videos.length && media.length > 1) return 'a post holds one video, or images only';
+  if (images.length && !l.image) return `${platform} does not take images`;
   if (images.length > l.maxImages) return `${images.length} images; ${platform} allows at most ${l.maxImages} per post`;
   for (const m of images) {
     if (!l.image) return `${platform} does not take images`;
