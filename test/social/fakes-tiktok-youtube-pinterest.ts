@@ -14,7 +14,7 @@ const bearer = (r: Req) => /^Bearer (.+)$/.exec(r.headers.authorization ?? '')?.
 const runes = (s: string) => [...s].length;
 
 /** Reads a multipart body in the order its fields came. */
-async function formEntries(r: Req): Promise<[string, FormDataEntryValue][]> {
+async function formEntries(r: Req): Promise<[string, string | File][]> {
   const form = await new Request('http://fake/', { method: 'POST', headers: { 'content-type': r.headers['content-type'] ?? '' }, body: r.body }).formData();
   return [...form.entries()];
 }
@@ -348,7 +348,7 @@ export async function fakePinterest(t: Test) {
     // The S3 upload host: a POST policy form, never a bearer token.
     if (r.method === 'POST' && r.path === '/') {
       if (r.headers.authorization) return { status: 400, body: '<Error><Code>InvalidArgument</Code><Message>Only one auth mechanism allowed</Message></Error>' };
-      const entries = await formEntries(r).catch(() => [] as [string, FormDataEntryValue][]);
+      const entries = await formEntries(r).catch(() => [] as [string, string | File][]);
       const fields = Object.fromEntries(entries.filter(([, v]) => typeof v === 'string')) as Record<string, string>;
       const m = [...state.media.entries()].find(([, x]) => x.params.key === fields.key);
       if (!m) return { status: 403, body: '<Error><Code>AccessDenied</Code><Message>Invalid according to Policy</Message></Error>' };
