@@ -130,7 +130,7 @@ t.test('YouTube: resumable session, 256 KiB-multiple chunks, the video resource;
   t.match(done.results[0], { platform: 'youtube', post_id: v.id, post_url: `https://www.youtube.com/watch?v=${v.id}` });
 });
 
-t.test('Pinterest: video (register, S3 form upload, processing, pin) with 429 and a refreshed token; an image pin from our signed URL', async (t) => {
+t.test('Pinterest: video (register, S3 form upload, processing, pin) with 429 and a refreshed token; an image pin from our signed URL; a refused refresh', async (t) => {
   const acc = await account(app, ws.orgId, 'pinterest', PIN.grant());
   const video = await storedMedia(app, ws.orgId, { kind: 'video', contentType: 'video/mp4', bytes: 300_000, width: 1000, height: 1500, duration: 8 });
   PIN.state.rateLimitPins = 1;
@@ -152,6 +152,17 @@ t.test('Pinterest: video (register, S3 form upload, processing, pin) with 429 an
   const s2 = await call(writer, 'publish_media_to_social', { account_ids: [acc], media_id: image, caption: 'one', platform_options: { pinterest: { board_id: '1234567890' } } });
   t.equal((await settled(writer, s2.body.id)).status, 'published');
   t.match(PIN.state.pins.at(-1)!, { body: { media_source: { source_type: 'image_url', url: new RegExp(`^${app.url}/media/`) } }, pulled: [{ ok: true, type: 'image/png', bytes: 20_000 }] });
+
+  // Revoked at Pinterest: the refresh is refused, the target fails and the connection needs reauthorization.
+  const revoked = PIN.grant();
+  PIN.state.tokens.delete(revoked.access);
+  PIN.state.refreshTokens.delete(revoked.refresh);
+  const gone = await account(app, ws.orgId, 'pinterest', revoked, 'revoked');
+  const s3 = await call(writer, 'publish_media_to_social', { account_ids: [gone], media_id: image, platform_options: { pinterest: { board_id: '1234567890' } } });
+  const failed = await settled(writer, s3.body.id);
+  t.match(failed.results[0], { status: 'failed', error: { code: 'reauthorization_required', message: /Invalid refresh token/ } });
+  const [row] = await app.service.ctx.sql<{ status: string }[]>`select status from social_accounts where id = ${gone}`;
+  t.equal(row.status, 'needs_reauth');
 });
 
 t.test('required options and limits are checked before anything is queued', async (t) => {
@@ -214,7 +225,11 @@ t.test('a crash mid-upload (or before the pin) resumes from the stored ids: one 
   const ttVideo = await storedMedia(b, bws.orgId, { kind: 'video', contentType: 'video/mp4', bytes: 10 * MiB + 7, duration: 9 });
   const [ttInits, ttPosts, ttPuts] = [TT.state.inits, TT.state.posts.length, TT.state.chunkPuts];
   TT.state.hangChunk = 1;
+  const seenBefore = TT.state.seen.length;
   const tt = await crashThenResume(ttAcc, ttVideo, { tiktok: { privacy_level: 'public' } }, () => TT.state.chunkPuts === ttPuts + 2);
+  const seen = TT.state.seen.slice(seenBefore);
+  const hungAt = seen.indexOf('PUT /video/') + 1;
+  t.same(seen.slice(hungAt, hungAt + 3), ['PUT /video/', 'POST /v2/post/publish/status/fetch/', 'PUT /video/'], 'the resumed attempt asked TikTok how much it holds, then sent the missing chunk');
   t.match(tt.state, { publish_id: /^v_pub_file~/, upload_url: /upload_id=/, next_chunk: 1 }, 'the publish id and upload progress were stored');
   t.equal(TT.state.inits - ttInits, 1, 'TikTok: one init');
   t.equal(TT.state.posts.length - ttPosts, 1, 'TikTok: one post');

@@ -114,7 +114,16 @@ export const tiktok: SocialAdapter = {
         const size = video.sizeBytes;
         const chunkSize = Number(state.chunk_size);
         const count = Number(state.chunk_count);
-        for (let i = Number(state.next_chunk ?? 0); i < count; i++) {
+        let start = Number(state.next_chunk ?? 0);
+        if (start > 0) {
+          // Resuming: TikTok's uploaded_bytes says which chunks it holds (a chunk sent before a crash
+          // may not have been saved as done, or not received).
+          const res = await api.call({ method: 'POST', url: `${TIKTOK_API}/v2/post/publish/status/fetch/`, headers: JSON_HEADERS, body: JSON.stringify({ publish_id: state.publish_id }) });
+          const held = res.json?.data?.uploaded_bytes;
+          if (res.json?.data?.status === 'FAILED') throw new PlatformError(`tiktok could not publish ${state.publish_id}: ${res.json.data.fail_reason || 'FAILED'}`, 400, false, undefined, res.json.data.fail_reason || 'FAILED');
+          if (typeof held === 'number') start = held >= size ? count : Math.min(count, Math.floor(held / chunkSize));
+        }
+        for (let i = start; i < count; i++) {
           const first = i * chunkSize;
           const last = i === count - 1 ? size - 1 : first + chunkSize - 1;
           const bytes = await readRange(task.storage, video.storageKey, first, last);
