@@ -176,6 +176,10 @@ t.test('required options and limits are checked before anything is queued', asyn
   t.match(r.body, { error: { code: 'bad_request', message: new RegExp(`account ${tt} \\(tiktok @ttv\\).*privacy_level is required`), context: { account_id: tt, errors: [{ field: 'platform_options.tiktok.privacy_level' }] } } });
   r = await call(writer, 'publish_media_to_social', { account_ids: [pin], media_id: png, platform_options: { pinterest: { title: 'x' } } });
   t.match(r.body, { error: { code: 'bad_request', message: /board_id is required/, context: { account_id: pin, errors: [{ field: 'platform_options.pinterest.board_id' }] } } });
+  r = await call(writer, 'publish_media_to_social', { account_ids: [pin], media_id: png, platform_options: { pinterest: { board_id: 'my-board' } } });
+  t.match(r.body, { error: { code: 'bad_request', message: /board_id is a string of digits/ } });
+  r = await call(writer, 'publish_media_to_social', { account_ids: [tt], media_id: video, caption: '👟'.repeat(1101), platform_options: { tiktok: { privacy_level: 'public' } } });
+  t.match(r.body, { error: { code: 'bad_request', message: /2202 UTF-16 units; tiktok allows at most 2200/, context: { errors: [{ field: 'caption' }] } } });
   r = await call(writer, 'publish_media_to_social', { account_ids: [yt], media_id: video });
   t.match(r.body, { error: { code: 'bad_request', message: /youtube.title is required/, context: { errors: [{ field: 'platform_options.youtube.title' }] } } });
   r = await call(writer, 'publish_media_to_social', { account_ids: [yt], media_id: video, caption: 'a <b> tag' });

@@ -16,10 +16,14 @@ type Check = (options: Record<string, unknown>, caption: string) => OptionProble
 const OPTION_CHECKS: Partial<Record<SocialPlatform, Check>> = {
   // TikTok: the creator picks the privacy level (no default, per TikTok's rules); it must also be
   // one of the creator's privacy_level_options, checked when posting.
-  tiktok: (o) =>
-    typeof o.privacy_level === 'string' && o.privacy_level in TIKTOK_PRIVACY
-      ? undefined
-      : { option: 'privacy_level', problem: `platform_options.tiktok.privacy_level is required (${Object.keys(TIKTOK_PRIVACY).join(', ')})` },
+  // The title TikTok takes counts UTF-16 code units (an emoji is two).
+  tiktok: (o, caption) => {
+    if (typeof o.privacy_level !== 'string' || !(o.privacy_level in TIKTOK_PRIVACY)) {
+      return { option: 'privacy_level', problem: `platform_options.tiktok.privacy_level is required (${Object.keys(TIKTOK_PRIVACY).join(', ')})` };
+    }
+    if (caption.length > 2200) return { option: 'caption', problem: `the caption is ${caption.length} UTF-16 units; tiktok allows at most 2200` };
+    return undefined;
+  },
   // YouTube: a title (the option, else the caption's first line); no angle brackets; description ≤ 5000 bytes.
   youtube: (o, caption) => {
     const title = youtubeTitle(o, caption);
@@ -30,7 +34,11 @@ const OPTION_CHECKS: Partial<Record<SocialPlatform, Check>> = {
     return undefined;
   },
   // Pinterest: the board to pin to.
-  pinterest: (o) => (typeof o.board_id === 'string' && o.board_id ? undefined : { option: 'board_id', problem: 'platform_options.pinterest.board_id is required (the board to pin to)' }),
+  pinterest: (o) => {
+    if (typeof o.board_id !== 'string' || !o.board_id) return { option: 'board_id', problem: 'platform_options.pinterest.board_id is required (the board to pin to)' };
+    if (!/^\d+$/.test(o.board_id)) return { option: 'board_id', problem: 'a Pinterest board_id is a string of digits' };
+    return undefined;
+  },
 };
 
 export function checkOptions(platform: SocialPlatform, allOptions: Record<string, unknown> | undefined, caption: string): OptionProblem | undefined {
