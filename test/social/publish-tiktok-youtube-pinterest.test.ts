@@ -6,9 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t from 'tap';
+import { inArray } from 'drizzle-orm';
 import { media } from '../../src/db/schema/index.ts';
 import { socialPublishJob } from '../../src/jobs/social-publish-job.ts';
+import { caller } from '../../src/providers/social/http.ts';
+import { pinterest } from '../../src/providers/social/pinterest.ts';
+import { tiktok } from '../../src/providers/social/tiktok.ts';
 import { connectAccount, type SocialPlatform } from '../../src/services/social/accounts.ts';
+import { credentials } from '../../src/services/social/connection.ts';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { connect, startMcpApp } from '../mcp/helpers.ts';
@@ -163,6 +168,32 @@ t.test('Pinterest: video (register, S3 form upload, processing, pin) with 429 an
   t.match(failed.results[0], { status: 'failed', error: { code: 'reauthorization_required', message: /Invalid refresh token/ } });
   const [row] = await app.service.ctx.sql<{ status: string }[]>`select status from social_accounts where id = ${gone}`;
   t.equal(row.status, 'needs_reauth');
+});
+
+t.test('several images: a TikTok photo post and a Pinterest carousel (the adapters run on the real connection and storage)', async (t) => {
+  // Posts of several images come from a slideshow through the job; here the adapters run directly.
+  const ctx = app.service.ctx;
+  const jpegs = [];
+  for (const bytes of [11_000, 12_000, 13_000]) jpegs.push(await storedMedia(app, ws.orgId, { kind: 'image', contentType: 'image/jpeg', bytes }));
+  const rows = await ctx.db.select().from(media).where(inArray(media.id, jpegs));
+  const ordered = jpegs.map((id) => rows.find((r) => r.id === id)!);
+  const signal = new AbortController().signal;
+  async function run(platform: 'tiktok' | 'pinterest', accountId: string, options: Record<string, unknown>) {
+    const adapter = platform === 'tiktok' ? tiktok : pinterest;
+    const base = ctx.config.social.apiBase[platform];
+    const creds = (await credentials(ctx, accountId, (rt, s) => adapter.refresh(caller(platform, base, undefined, s), ctx.config.social.clients[platform], rt), signal))!;
+    const state: Record<string, unknown> = {};
+    return adapter.publish({ account: creds.account, caption: 'three looks', media: ordered, options, state, save: async (p) => void Object.assign(state, p), api: caller(platform, base, creds, signal), storage: ctx.storage, signal });
+  }
+  const tt = await run('tiktok', await account(app, ws.orgId, 'tiktok', TT.grant(), 'looks'), { privacy_level: 'public' });
+  const post = TT.state.posts.at(-1)!;
+  t.same((await post.pulled)!.map((p) => p.bytes), [11_000, 12_000, 13_000], 'TikTok pulled the three images in order');
+  t.same(tt, { id: post.postId, url: `https://www.tiktok.com/@looks/photo/${post.postId}` });
+  const pin = await run('pinterest', await account(app, ws.orgId, 'pinterest', PIN.grant()), { board_id: '1234567890' });
+  const created = PIN.state.pins.at(-1)!;
+  t.match(created.body.media_source, { source_type: 'multiple_image_urls', items: [{ url: /\/media\// }, { url: /\/media\// }, { url: /\/media\// }] });
+  t.same(created.pulled.map((p) => p.bytes), [11_000, 12_000, 13_000]);
+  t.equal(pin.id, created.id);
 });
 
 t.test('required options and limits are checked before anything is queued', async (t) => {
