@@ -327,6 +327,8 @@ export async function fakePinterest(t: Test) {
     expireTokenAtMediaCheck: false,
     /** The next pin creation hangs (never answers). */
     hangNextPin: false,
+    /** S3 refuses the next upload: its signed policy expired. */
+    expireNextUpload: false,
     seen: [] as string[],
   };
   let n = 1000;
@@ -353,6 +355,10 @@ export async function fakePinterest(t: Test) {
       const m = [...state.media.entries()].find(([, x]) => x.params.key === fields.key);
       if (!m) return { status: 403, body: '<Error><Code>AccessDenied</Code><Message>Invalid according to Policy</Message></Error>' };
       for (const [k, v] of Object.entries(m[1].params)) if (fields[k] !== v) return { status: 403, body: `<Error><Code>AccessDenied</Code><Message>Invalid according to Policy: missing ${k}</Message></Error>` };
+      if (state.expireNextUpload) {
+        state.expireNextUpload = false;
+        return { status: 403, body: '<Error><Code>AccessDenied</Code><Message>Invalid according to Policy: Policy expired.</Message></Error>' };
+      }
       const last = entries.at(-1);
       if (last?.[0] !== 'file' || !(last[1] instanceof Blob) || !last[1].size) return { status: 400, body: '<Error><Code>InvalidArgument</Code><Message>the file must be the last field</Message></Error>' };
       m[1].uploaded = last[1].size;

@@ -158,6 +158,14 @@ t.test('Pinterest: video (register, S3 form upload, processing, pin) with 429 an
   t.equal((await settled(writer, s2.body.id)).status, 'published');
   t.match(PIN.state.pins.at(-1)!, { body: { media_source: { source_type: 'image_url', url: new RegExp(`^${app.url}/media/`) } }, pulled: [{ ok: true, type: 'image/png', bytes: 20_000 }] });
 
+  // S3 refuses an expired upload policy: the media is registered again, then pinned once.
+  PIN.state.expireNextUpload = true;
+  const registered = PIN.state.media.size;
+  const s4 = await call(writer, 'publish_media_to_social', { account_ids: [acc], media_id: video, caption: 'again', platform_options: { pinterest: { board_id: '1234567890' } } });
+  t.equal((await settled(writer, s4.body.id)).status, 'published');
+  t.equal(PIN.state.media.size - registered, 2, 'registered twice');
+  t.equal(PIN.state.pins.at(-1)!.body.media_source.media_id, [...PIN.state.media.keys()].at(-1), 'pinned with the second upload');
+
   // Revoked at Pinterest: the refresh is refused, the target fails and the connection needs reauthorization.
   const revoked = PIN.grant();
   PIN.state.tokens.delete(revoked.access);

@@ -34,20 +34,28 @@ export const pinterest: SocialAdapter = {
       const video = task.media.find((m) => m.kind === 'video');
       let mediaSource: Record<string, unknown>;
       if (video) {
-        if (!state.media_id) {
-          const res = await api.call({ method: 'POST', url: `${PINTEREST_API}/v5/media`, headers: JSON_HEADERS, body: JSON.stringify({ media_type: 'video' }) });
-          const d = res.json;
-          if (typeof d?.media_id !== 'string' || typeof d?.upload_url !== 'string' || typeof d?.upload_parameters !== 'object') {
-            throw new PlatformError('pinterest answered POST /v5/media without media_id, upload_url and upload_parameters', res.status, true);
+        for (let tries = 0; !state.uploaded; tries++) {
+          if (!state.media_id) {
+            const res = await api.call({ method: 'POST', url: `${PINTEREST_API}/v5/media`, headers: JSON_HEADERS, body: JSON.stringify({ media_type: 'video' }) });
+            const d = res.json;
+            if (typeof d?.media_id !== 'string' || typeof d?.upload_url !== 'string' || typeof d?.upload_parameters !== 'object') {
+              throw new PlatformError('pinterest answered POST /v5/media without media_id, upload_url and upload_parameters', res.status, true);
+            }
+            await task.save({ media_id: d.media_id, upload_url: d.upload_url, upload_parameters: d.upload_parameters });
           }
-          await task.save({ media_id: d.media_id, upload_url: d.upload_url, upload_parameters: d.upload_parameters });
-        }
-        if (!state.uploaded) {
           const form = new FormData();
           for (const [k, v] of Object.entries(state.upload_parameters as Record<string, string>)) form.set(k, String(v));
           const bytes = await readRange(task.storage, video.storageKey, 0, video.sizeBytes - 1);
           form.set('file', new Blob([bytes], { type: video.contentType }), 'video.mp4'); // S3: the file is the last field
-          await api.call({ method: 'POST', url: state.upload_url, body: form, auth: false });
+          try {
+            await api.call({ method: 'POST', url: state.upload_url, body: form, auth: false });
+          } catch (err) {
+            // S3 refuses a signed policy that expired (a job resumed long after registering the
+            // media): register a new upload once; nothing was pinned with the old one.
+            if (!(err instanceof PlatformError) || err.status !== 403 || tries > 0) throw err;
+            await task.save({ media_id: null, upload_url: null, upload_parameters: null });
+            continue;
+          }
           await task.save({ uploaded: true });
         }
         await waitSucceeded(api, state.media_id, task.signal);
