@@ -2813,10 +2813,10 @@ export interface components {
             };
             tiktok?: {
                 /**
-                 * @default public
+                 * @description Required for TikTok; must be one the creator allows.
                  * @enum {string}
                  */
-                privacy_level: "public" | "friends" | "private";
+                privacy_level?: "public" | "friends" | "followers" | "private";
                 /** @default true */
                 allow_comments: boolean;
             };
@@ -2830,6 +2830,7 @@ export interface components {
                 privacy_status: "public" | "unlisted" | "private";
             };
             pinterest?: {
+                /** @description Required for Pinterest. */
                 board_id?: string;
                 title?: string;
                 /** Format: uri */

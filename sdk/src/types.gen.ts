@@ -2398,7 +2398,10 @@ export type SocialPlatformOptions = {
         post_type?: 'feed' | 'reel' | 'story';
     };
     tiktok?: {
-        privacy_level?: 'public' | 'friends' | 'private';
+        /**
+         * Required for TikTok; must be one the creator allows.
+         */
+        privacy_level?: 'public' | 'friends' | 'followers' | 'private';
         allow_comments?: boolean;
     };
     youtube?: {
@@ -2409,6 +2412,9 @@ export type SocialPlatformOptions = {
         privacy_status?: 'public' | 'unlisted' | 'private';
     };
     pinterest?: {
+        /**
+         * Required for Pinterest.
+         */
         board_id?: string;
         title?: string;
         link?: string;

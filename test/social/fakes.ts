@@ -43,7 +43,7 @@ export async function serve(t: Test, handler: (r: Req) => Res | Promise<Res>) {
 }
 
 export const formOf = (r: Req) => new URLSearchParams(r.body.toString('utf8'));
-const jsonOf = (r: Req): any => {
+export const jsonOf = (r: Req): any => {
   try {
     return JSON.parse(r.body.toString('utf8'));
   } catch {

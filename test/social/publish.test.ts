@@ -229,8 +229,8 @@ t.test('checked before anything is queued: limits, unavailable platforms, scopes
   t.match(r.body, { error: { code: 'bad_request', message: /the image is 6 MB; x allows at most 5 MB/ } });
   r = await call(writer, 'publish_media_to_social', { account_ids: [liAcc, xAcc], media_id: longVideo });
   t.match(r.body, { error: { code: 'bad_request', message: /the video lasts 200 s; x takes 0.5–140 s/, context: { account_id: xAcc } } });
-  r = await call(writer, 'publish_media_to_social', { account_ids: [xAcc, ytAcc], media_id: image });
-  t.match(r.body, { error: { code: 'bad_request', message: new RegExp(`account ${ytAcc} \\(youtube .*platform youtube publishing is not available yet`) } });
+  r = await call(writer, 'publish_media_to_social', { account_ids: [xAcc, ytAcc], media_id: image, platform_options: { youtube: { title: 'T' } } });
+  t.match(r.body, { error: { code: 'bad_request', message: new RegExp(`account ${ytAcc} \\(youtube .*youtube does not take images`) } });
   r = await call(writer, 'publish_media_to_social', { account_ids: [xAcc], media_id: image, url: 'https://example.com/a.png' });
   t.match(r.body, { error: { code: 'bad_request', message: /exactly one of/ } });
 

@@ -38,6 +38,8 @@ export interface PlatformRequest {
   auth?: boolean;
   /** Send the token in this query parameter instead of the Authorization header (Meta's Graph APIs: `access_token`). */
   tokenParam?: string;
+  /** Non-2xx statuses that are answers, not errors (YouTube's 308 Resume Incomplete). */
+  accept?: number[];
 }
 
 export interface PlatformResponse {
@@ -98,8 +100,17 @@ function graphRegainSeconds(headers: Headers): number | undefined {
 
 /** The platform's own words from an error body (X problem details, LinkedIn's message, OAuth error). */
 function errorText(json: any, text: string): { message: string; code?: string } {
-  const g = graphError(json);
+  // Meta's Graph error (numeric code, no `errors` list; Google's has one and is read below).
+  const g = Array.isArray(json?.error?.errors) ? undefined : graphError(json);
   if (g) return { message: g.message.slice(0, MAX_ERROR_TEXT) || 'no message', code: g.subcode ? `${g.code}/${g.subcode}` : String(g.code) };
+  // {"error": {...}}: TikTok {code, message, log_id}; Google {code, message, errors: [{reason}]}.
+  if (json && typeof json === 'object' && json.error && typeof json.error === 'object') {
+    const e = json.error;
+    const reason = Array.isArray(e.errors) ? e.errors[0]?.reason : undefined;
+    const code = reason ?? e.code ?? e.status;
+    const message = e.message || code;
+    if (message) return { message: String(message).slice(0, MAX_ERROR_TEXT), code: code === undefined ? undefined : String(code) };
+  }
   if (json && typeof json === 'object') {
     const e = Array.isArray(json.errors) ? json.errors[0] : undefined;
     const message = json.detail ?? json.message ?? e?.message ?? json.error_description ?? json.title ?? json.error;
@@ -128,7 +139,8 @@ export function caller(platform: string, base: string | undefined, creds: Creden
       headers,
       body: req.body as RequestInit['body'],
       signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
-      redirect: 'error',
+      // fetch turns every 3xx into an error under 'error': a 3xx the request accepts is read as is.
+      redirect: req.accept?.some((s) => s >= 300 && s < 400) ? 'manual' : 'error',
     }).catch((err: Error) => {
       if (signal.aborted) throw err;
       throw new PlatformError(`${platform} could not be reached: ${err.message}`, 0, true);
@@ -151,7 +163,7 @@ export function caller(platform: string, base: string | undefined, creds: Creden
         token = await creds.refreshAfter401(token!);
         res = await once(req, token);
       }
-      if (res.status >= 200 && res.status < 300) return res;
+      if ((res.status >= 200 && res.status < 300) || req.accept?.includes(res.status)) return res;
       const { message, code } = errorText(res.json, res.text);
       const path = new URL(req.url).pathname;
       const retryable = res.status === 429 || res.status >= 500 || graphRetryable(res.json);

@@ -5,8 +5,11 @@ import { facebook } from './facebook.ts';
 import type { SocialAdapter } from './http.ts';
 import { instagram } from './instagram.ts';
 import { linkedin } from './linkedin.ts';
+import { pinterest } from './pinterest.ts';
 import { threads } from './threads.ts';
+import { tiktok } from './tiktok.ts';
 import { x } from './x.ts';
+import { youtube } from './youtube.ts';
 
 export const SOCIAL_ADAPTERS: Partial<Record<SocialPlatform, SocialAdapter>> = {
   x,
@@ -15,5 +18,8 @@ export const SOCIAL_ADAPTERS: Partial<Record<SocialPlatform, SocialAdapter>> = {
   instagram,
   facebook,
   threads,
+  tiktok,
+  youtube,
+  pinterest,
 };
 export { PlatformError } from './http.ts';

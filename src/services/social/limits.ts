@@ -26,7 +26,11 @@ const MB = 1024 * 1024;
  * | Instagram | 2200 characters | JPEG ≤ 8 MB, aspect 4:5–1.91:1 | MP4/MOV ≤ 300 MB, 3 s–15 min, aspect 1:10–10:1 (a reel) | 10 |
  * | Facebook | 63,206 characters | JPEG, PNG, GIF, WebP, TIFF, BMP ≤ 4 MB | MP4/MOV ≤ 1 GB, 1 s–20 min, aspect 9:16–16:9 | 10 |
  * | Threads | 500 characters | JPEG, PNG ≤ 8 MB, aspect 1:10–10:1 | MP4/MOV ≤ 1 GB, ≤ 5 min, aspect 1:10–10:1 | 20 |
- * | TikTok, YouTube, Pinterest | — | publishing not available yet | | |
+ * | TikTok | 2200 characters | JPEG, WebP ≤ 20 MB (photo posts) | MP4/WebM/MOV ≤ 4 GB, 1 s–10 min (the creator's own maximum checked when posting) | 35 |
+ * | YouTube | 5000 characters (the description) | — | MP4/MOV/WebM ≤ 256 GB, 1 s–12 h | 0 |
+ * | Pinterest | 800 characters (the description) | JPEG, PNG, WebP, BMP, TIFF ≤ 20 MB | MP4/MOV/M4V ≤ 2 GB, 4 s–15 min, aspect 1:2–1.91:1 | 5 |
+ * Options each platform requires (src/services/social/options.ts): TikTok privacy_level, Pinterest board_id,
+ * YouTube a title (or a caption to take it from).
  */
 export const PLATFORM_LIMITS: Record<SocialPlatform, PlatformLimits> = {
   x: {
@@ -60,7 +64,6 @@ export const PLATFORM_LIMITS: Record<SocialPlatform, PlatformLimits> = {
     maxImages: 10,
     options: (_media, o) => (o.post_type && o.post_type !== 'feed' ? `facebook publishing supports post_type feed only (got ${String(o.post_type)})` : undefined),
   },
-  tiktok: { available: false, captionMaxChars: 2200, maxImages: 35 },
   threads: {
     available: true,
     captionMaxChars: 500,
@@ -68,8 +71,26 @@ export const PLATFORM_LIMITS: Record<SocialPlatform, PlatformLimits> = {
     video: { types: ['video/mp4', 'video/quicktime'], maxBytes: 1024 * MB, minSeconds: 0, maxSeconds: 5 * 60, minAspect: 1 / 10, maxAspect: 10 },
     maxImages: 20,
   },
-  youtube: { available: false, captionMaxChars: 5000, maxImages: 0 },
-  pinterest: { available: false, captionMaxChars: 500, maxImages: 5 },
+  tiktok: {
+    available: true,
+    captionMaxChars: 2200,
+    image: { types: ['image/jpeg', 'image/webp'], maxBytes: 20 * MB },
+    video: { types: ['video/mp4', 'video/webm', 'video/quicktime'], maxBytes: 4 * 1024 * MB, minSeconds: 1, maxSeconds: 10 * 60, minAspect: 0, maxAspect: Number.POSITIVE_INFINITY },
+    maxImages: 35,
+  },
+  youtube: {
+    available: true,
+    captionMaxChars: 5000,
+    video: { types: ['video/mp4', 'video/quicktime', 'video/webm'], maxBytes: 256 * 1024 * MB, minSeconds: 1, maxSeconds: 12 * 3600, minAspect: 0, maxAspect: Number.POSITIVE_INFINITY },
+    maxImages: 0,
+  },
+  pinterest: {
+    available: true,
+    captionMaxChars: 800,
+    image: { types: ['image/jpeg', 'image/png', 'image/webp', 'image/bmp', 'image/tiff'], maxBytes: 20 * MB },
+    video: { types: ['video/mp4', 'video/quicktime', 'video/x-m4v'], maxBytes: 2 * 1024 * MB, minSeconds: 4, maxSeconds: 15 * 60, minAspect: 1 / 2, maxAspect: 1.91 },
+    maxImages: 5,
+  },
 };
 
 export interface MediaFacts {
@@ -94,6 +115,7 @@ export function checkTarget(platform: SocialPlatform, media: MediaFacts[], capti
   const images = media.filter((m) => m.kind === 'image');
   if (media.some((m) => m.kind !== 'image' && m.kind !== 'video')) return 'only images and videos can be published';
   if (videos.length && media.length > 1) return 'a post holds one video, or images only';
+  if (images.length && !l.image) return `${platform} does not take images`;
   if (images.length > l.maxImages) return `${images.length} images; ${platform} allows at most ${l.maxImages} per post`;
   for (const m of images) {
     if (!l.image) return `${platform} does not take images`;

@@ -16,6 +16,7 @@ import { fetchMedia, urlFilename } from '../editor/resources.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
 import { CAPABILITIES, type SocialPlatform } from './accounts.ts';
 import { checkTarget } from './limits.ts';
+import { checkOptions } from './options.ts';
 
 type S = components['schemas'];
 export type PublishInput = S['PublishMediaToSocialInput'];
@@ -105,6 +106,11 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
     const early = checkTarget(a.platform as SocialPlatform, [], caption);
     if (early) throw refuse(a, early);
     if (a.status !== 'connected') throw refuse(a, `the connection needs to be reauthorized (${a.statusReason ?? 'its tokens no longer work'})`);
+    const opt = checkOptions(a.platform as SocialPlatform, input.platform_options as Record<string, unknown> | undefined, caption);
+    if (opt) {
+      const field = opt.option === 'caption' ? 'arguments.caption' : `arguments.platform_options.${a.platform}.${opt.option}`;
+      throw badRequest(`Invalid request: account ${a.id} (${a.platform} @${a.handle}) cannot take this post: ${opt.problem}`, [{ field, message: opt.problem }], { account_id: a.id, platform: a.platform });
+    }
   }
   const rows = await resolveMedia(ctx, orgId, input, signal);
   for (const a of ordered) {
