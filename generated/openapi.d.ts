@@ -1748,6 +1748,74 @@ export interface components {
              * @description Signed, expiring URL of the stored copy.
              */
             url: string;
+            /** @description What the analysis found in this item; null until the reference is ready. */
+            analysis: components["schemas"]["ReferenceMediaAnalysis"] | null;
+        };
+        /** @description A box in the frame, as fractions (0–1) of its width and height from the top left. */
+        ReferenceFrameBox: {
+            x: number;
+            y: number;
+            width: number;
+            height: number;
+        };
+        /** @description A dominant colour and the share of the pixels near it. */
+        ReferencePaletteColor: {
+            hex: string;
+            proportion: number;
+        };
+        /** @description The analysis of an image or of a video keyframe. */
+        ReferenceImageAnalysis: {
+            /** @enum {string} */
+            kind: "image" | "video";
+            /** Format: int32 */
+            width: number;
+            /** Format: int32 */
+            height: number;
+            /** @enum {string} */
+            orientation: "portrait" | "landscape" | "square";
+            /** @description Dominant colours (k-means in CIE Lab), most prominent first. */
+            palette: components["schemas"]["ReferencePaletteColor"][];
+            /** @description Where the salient subject is (frequency-tuned saliency); null for a flat image. */
+            subject: components["schemas"]["ReferenceFrameBox"] | null;
+            /** @description Text read by OCR (English), a line per text line; '' when none. */
+            text: string;
+            /** @description The lines of that text. */
+            text_regions: components["schemas"]["ReferenceFrameBox"][];
+            /** @description 64-bit DCT perceptual hash, hex. */
+            phash: string;
+        };
+        /** @description The analysis of a reference media item. For a video, palette, subject, text and phash summarise its keyframes, and the video-only fields are present. */
+        ReferenceMediaAnalysis: {
+            /** @enum {string} */
+            kind: "image" | "video";
+            /** Format: int32 */
+            width: number;
+            /** Format: int32 */
+            height: number;
+            /** @enum {string} */
+            orientation: "portrait" | "landscape" | "square";
+            /** @description Dominant colours (k-means in CIE Lab), most prominent first. */
+            palette: components["schemas"]["ReferencePaletteColor"][];
+            /** @description Where the salient subject is (frequency-tuned saliency); null for a flat image. */
+            subject: components["schemas"]["ReferenceFrameBox"] | null;
+            /** @description Text read by OCR (English), a line per text line; '' when none. */
+            text: string;
+            /** @description The lines of that text. */
+            text_regions: components["schemas"]["ReferenceFrameBox"][];
+            /** @description 64-bit DCT perceptual hash, hex. */
+            phash: string;
+            duration_seconds?: number;
+            fps?: number | null;
+            /** @description Times of the scene cuts (ffmpeg scene score above 0.3). */
+            scene_cuts_seconds?: number[];
+            /** @description Integrated loudness (EBU R128); null without audio. */
+            loudness_lufs?: number | null;
+            /** @description Whether the audio sounds like speech: voice-band (250–3500 Hz) energy in at least 20 % of 100 ms windows, modulated like syllables. */
+            speech?: boolean;
+            /** @description The transcript when a transcription provider is configured, else null. */
+            transcript?: string | null;
+            /** @description Up to 3 keyframes (the middle of the longest shots), analysed as images. */
+            keyframes?: components["schemas"]["ReferenceImageAnalysis"][];
         };
         /** @description Response of GET /reference-inspirations; `object` says which of the three modes answered. */
         ReferenceInspirationsResponse: components["schemas"]["ReferenceInspirationList"] | components["schemas"]["ReferenceInspirationRecommendations"] | components["schemas"]["ReferenceTemplateTargetSuggestions"];
