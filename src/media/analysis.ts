@@ -302,11 +302,12 @@ export async function analyseImage(input: string | Buffer, opts: AnalyseOptions)
 export interface VideoAnalyseOptions extends AnalyseOptions {
   /** The job's folder: the video lies in it, and ffmpeg writes its reports there. */
   workDir: string;
-  /** Transcribes the audio (the configured provider), or undefined: transcript null. */
+  /** Transcribes the audio (a WAV file made here; the configured provider), or undefined: transcript null. */
   transcribe?: (file: MediaFile) => Promise<string | null>;
 }
 
 const SCENE_THRESHOLD = 0.3;
+const TRANSCRIBE_MAX_SECONDS = 780;
 
 const readLines = async (file: string) => (await fs.readFile(file, 'utf8').catch(() => '')).split('\n');
 
@@ -375,7 +376,13 @@ export async function analyseVideo(file: MediaFile, opts: VideoAnalyseOptions): 
     if (png.length) keyframes.push(await analyseImage(png, opts));
   }
   const main = keyframes[0];
-  const said = info.has_audio && opts.transcribe ? await opts.transcribe(file) : null;
+  let said: string | null = null;
+  if (info.has_audio && opts.transcribe) {
+    // The audio alone, 16 kHz mono WAV, at most 13 minutes (about 25 MB, the usual upload limit of these APIs).
+    const wav = path.join(cwd, 'speech.wav');
+    await runFfmpeg([...inputArgs(file), '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-t', String(TRANSCRIBE_MAX_SECONDS), '-c:a', 'pcm_s16le', '-f', 'wav', wav], { cwd, signal: opts.signal });
+    said = await opts.transcribe({ path: wav, type: 'audio/wav' });
+  }
   const transcript = said === null ? null : plainText(said).slice(0, 200_000);
   const width = info.width ?? main?.width ?? 0;
   const height = info.height ?? main?.height ?? 0;
@@ -399,20 +406,24 @@ export async function analyseVideo(file: MediaFile, opts: VideoAnalyseOptions): 
   };
 }
 
-/** Palettes of several frames as one: equal weight per frame, close colours merged. */
+/** Palettes of several frames as one: equal weight per frame; close colours merged, shown as the one that weighs most. */
 export function mergePalettes(palettes: PaletteColor[][]): PaletteColor[] {
-  const all: { lab: number[]; hex: string; share: number }[] = [];
+  const all: { lab: number[]; hex: string; top: number; share: number }[] = [];
   for (const p of palettes) {
     for (const c of p) {
       const lab = hexToLab(c.hex);
       const share = c.proportion / palettes.length;
       const into = all.find((a) => deltaE(a.lab, lab) < MERGE_DELTA_E);
-      if (into) into.share += share;
-      else all.push({ lab, hex: c.hex, share });
+      if (!into) {
+        all.push({ lab, hex: c.hex, top: share, share });
+        continue;
+      }
+      into.share += share;
+      if (share > into.top) Object.assign(into, { lab, hex: c.hex, top: share });
     }
   }
   return all
     .sort((a, b) => b.share - a.share)
     .slice(0, MAX_COLORS)
-    .map((a) => ({ hex: a.hex, proportion: Math.round(a.share * 1000) / 1000 }));
+    .map((a) => ({ hex: a.hex, proportion: Math.round(Math.min(1, a.share) * 1000) / 1000 }));
 }
