@@ -55,7 +55,7 @@ execFileSync(FFMPEG_PATH, [
   '-hide_banner', '-loglevel', 'error', '-y',
   '-f', 'lavfi', '-i', 'testsrc2=s=1080x1920:r=30:d=10',
   '-f', 'lavfi', '-i', 'color=c=0x2a9d8f:s=1080x1920:r=30:d=10',
-  '-f', 'lavfi', '-i', 'mandelbrot=s=1080x1920:r=30,trim=duration=10',
+  '-f', 'lavfi', '-i', 'smptehdbars=s=1080x1920:r=30:d=10',
   '-f', 'lavfi', '-i', "aevalsrc='0.4*sin(2*PI*200*t)*(0.5+0.5*sin(2*PI*4*t))':s=48000:d=30",
   '-filter_complex', '[0:v][1:v][2:v]concat=n=3:v=1:a=0,format=yuv420p[v]',
   '-map', '[v]', '-map', '3:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', videoFile,

@@ -74,7 +74,10 @@ async function recognizeNow(image: Buffer, deadlineMs: number): Promise<OcrResul
     timer = setTimeout(() => resolve('timeout'), deadlineMs);
   });
   try {
-    const result = await Promise.race([w.recognize(image, {}, { text: false, blocks: true }), deadline]);
+    const job = w.recognize(image, {}, { text: false, blocks: true });
+    // Past the deadline the worker is terminated under it: that rejection has no one to hear it.
+    job.catch(() => {});
+    const result = await Promise.race([job, deadline]);
     if (result === 'timeout') {
       await dropWorker();
       return { text: '', lines: [], timedOut: true };
