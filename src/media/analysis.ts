@@ -302,6 +302,8 @@ export async function analyseImage(input: string | Buffer, opts: AnalyseOptions)
 export interface VideoAnalyseOptions extends AnalyseOptions {
   /** The job's folder: the video lies in it, and ffmpeg writes its reports there. */
   workDir: string;
+  /** Only the first this many seconds are read (requests a client waits on); all when absent. */
+  maxSeconds?: number;
   /** Transcribes the audio (a WAV file made here; the configured provider), or undefined: transcript null. */
   transcribe?: (file: MediaFile) => Promise<string | null>;
 }
@@ -338,7 +340,9 @@ export function looksLikeSpeech(levels: number[]): boolean {
 /** Analyses a video in `opts.workDir` (see the head of this file). */
 export async function analyseVideo(file: MediaFile, opts: VideoAnalyseOptions): Promise<VideoAnalysis> {
   const info = await probe(file, { signal: opts.signal });
-  const duration = info.duration_seconds ?? 0;
+  const fullDuration = info.duration_seconds ?? 0;
+  const duration = opts.maxSeconds ? Math.min(fullDuration, opts.maxSeconds) : fullDuration;
+  const limit = opts.maxSeconds ? ['-t', String(opts.maxSeconds)] : [];
   const cwd = opts.workDir;
   const scenes = path.join(cwd, 'scenes.txt');
   const loud = path.join(cwd, 'loudness.txt');
@@ -354,7 +358,7 @@ export async function analyseVideo(file: MediaFile, opts: VideoAnalyseOptions): 
       : []),
   ].join(';');
   await runFfmpeg(
-    [...inputArgs(file), '-filter_complex', graph, '-map', '[v]', '-f', 'null', '-', ...(info.has_audio ? ['-map', '[l]', '-f', 'null', '-', '-map', '[s]', '-f', 'null', '-'] : [])],
+    [...inputArgs(file, limit), '-filter_complex', graph, '-map', '[v]', '-f', 'null', '-', ...(info.has_audio ? ['-map', '[l]', '-f', 'null', '-', '-map', '[s]', '-f', 'null', '-'] : [])],
     { cwd, signal: opts.signal },
   );
   const cuts = (await metadataReport(scenes, 'lavfi.scene_score')).map((x) => Math.round(x.t * 1000) / 1000).filter((t) => t > 0);
@@ -380,7 +384,7 @@ export async function analyseVideo(file: MediaFile, opts: VideoAnalyseOptions): 
   if (info.has_audio && opts.transcribe) {
     // The audio alone, 16 kHz mono WAV, at most 13 minutes (about 25 MB, the usual upload limit of these APIs).
     const wav = path.join(cwd, 'speech.wav');
-    await runFfmpeg([...inputArgs(file), '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-t', String(TRANSCRIBE_MAX_SECONDS), '-c:a', 'pcm_s16le', '-f', 'wav', wav], { cwd, signal: opts.signal });
+    await runFfmpeg([...inputArgs(file, limit), '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-t', String(TRANSCRIBE_MAX_SECONDS), '-c:a', 'pcm_s16le', '-f', 'wav', wav], { cwd, signal: opts.signal });
     said = await opts.transcribe({ path: wav, type: 'audio/wav' });
   }
   const transcript = said === null ? null : plainText(said).slice(0, 200_000);
@@ -396,7 +400,7 @@ export async function analyseVideo(file: MediaFile, opts: VideoAnalyseOptions): 
     text: [...new Set(keyframes.map((k) => k.text).filter(Boolean))].join('\n').slice(0, 20_000),
     text_regions: keyframes.flatMap((k) => k.text_regions).slice(0, MAX_REGIONS),
     phash: main?.phash ?? '0000000000000000',
-    duration_seconds: Math.round(duration * 1000) / 1000,
+    duration_seconds: Math.round(fullDuration * 1000) / 1000,
     fps: info.fps,
     scene_cuts_seconds: cuts,
     loudness_lufs: loudness !== undefined && Number.isFinite(loudness) ? Math.round(loudness * 10) / 10 : null,

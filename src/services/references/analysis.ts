@@ -23,7 +23,13 @@ export type { MediaAnalysis, ImageAnalysis, VideoAnalysis, Box, PaletteColor } f
 const limitsOf = (ctx: Pick<AppContext, 'config'>) => ({ maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension });
 
 /** Analyses local media files (each in `workDir`, typed as sniffed), in order. */
-export async function analyseFiles(ctx: Pick<AppContext, 'config' | 'log'>, files: MediaFile[], workDir: string, signal?: AbortSignal): Promise<MediaAnalysis[]> {
+export async function analyseFiles(
+  ctx: Pick<AppContext, 'config' | 'log'>,
+  files: MediaFile[],
+  workDir: string,
+  signal?: AbortSignal,
+  maxVideoSeconds?: number,
+): Promise<MediaAnalysis[]> {
   const transcriber = createTranscriptionProvider(ctx.config.transcription);
   const out: MediaAnalysis[] = [];
   for (const file of files) {
@@ -36,6 +42,7 @@ export async function analyseFiles(ctx: Pick<AppContext, 'config' | 'log'>, file
       await analyseVideo(file, {
         ...opts,
         workDir,
+        maxSeconds: maxVideoSeconds,
         transcribe: transcriber
           ? async (f) => {
               try {
@@ -68,6 +75,7 @@ export class UrlMediaRefused extends Error {
 /** Most bytes a suggestion (a free GET) fetches per URL. */
 export const SUGGEST_IMAGE_MAX_BYTES = 10 * 1024 * 1024;
 export const SUGGEST_VIDEO_MAX_BYTES = 50 * 1024 * 1024;
+const SUGGEST_VIDEO_SECONDS = 30;
 
 /** Fetches (guarded), checks and analyses media given by URL, for a request a client waits on. */
 export async function analyseUrlMedia(ctx: AppContext, items: { url: string; kind: 'image' | 'video'; field: string }[]): Promise<MediaAnalysis[]> {
@@ -94,8 +102,8 @@ export async function analyseUrlMedia(ctx: AppContext, items: { url: string; kin
         throw err;
       }
     }
-    // Suggestions are free and answered while the client waits: no transcript.
-    return await analyseFiles({ config: { ...ctx.config, transcription: { ...ctx.config.transcription, url: undefined } }, log: ctx.log }, files, dir);
+    // Suggestions are free and answered while the client waits: no transcript, the first 30 s of a video.
+    return await analyseFiles({ config: { ...ctx.config, transcription: { ...ctx.config.transcription, url: undefined } }, log: ctx.log }, files, dir, undefined, SUGGEST_VIDEO_SECONDS);
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
