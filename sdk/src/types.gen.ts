@@ -1164,6 +1164,110 @@ export type ReferenceMediaItem = {
      * Signed, expiring URL of the stored copy.
      */
     url: string;
+    /**
+     * What the analysis found in this item; null until the reference is ready.
+     */
+    analysis: ReferenceMediaAnalysis | null;
+};
+
+/**
+ * A box in the frame, as fractions (0–1) of its width and height from the top left.
+ */
+export type ReferenceFrameBox = {
+    x: number;
+    y: number;
+    width: number;
+    height: number;
+};
+
+/**
+ * A dominant colour and the share of the pixels near it.
+ */
+export type ReferencePaletteColor = {
+    hex: string;
+    proportion: number;
+};
+
+/**
+ * The analysis of an image or of a video keyframe.
+ */
+export type ReferenceImageAnalysis = {
+    kind: 'image' | 'video';
+    width: number;
+    height: number;
+    orientation: 'portrait' | 'landscape' | 'square';
+    /**
+     * Dominant colours (k-means in CIE Lab), most prominent first.
+     */
+    palette: Array<ReferencePaletteColor>;
+    /**
+     * Where the salient subject is (frequency-tuned saliency); null for a flat image.
+     */
+    subject: ReferenceFrameBox | null;
+    /**
+     * Text read by OCR (English), a line per text line; '' when none.
+     */
+    text: string;
+    /**
+     * The lines of that text.
+     */
+    text_regions: Array<ReferenceFrameBox>;
+    /**
+     * 64-bit DCT perceptual hash, hex.
+     */
+    phash: string;
+};
+
+/**
+ * The analysis of a reference media item. For a video, palette, subject, text and phash summarise its keyframes, and the video-only fields are present.
+ */
+export type ReferenceMediaAnalysis = {
+    kind: 'image' | 'video';
+    width: number;
+    height: number;
+    orientation: 'portrait' | 'landscape' | 'square';
+    /**
+     * Dominant colours (k-means in CIE Lab), most prominent first.
+     */
+    palette: Array<ReferencePaletteColor>;
+    /**
+     * Where the salient subject is (frequency-tuned saliency); null for a flat image.
+     */
+    subject: ReferenceFrameBox | null;
+    /**
+     * Text read by OCR (English), a line per text line; '' when none.
+     */
+    text: string;
+    /**
+     * The lines of that text.
+     */
+    text_regions: Array<ReferenceFrameBox>;
+    /**
+     * 64-bit DCT perceptual hash, hex.
+     */
+    phash: string;
+    duration_seconds?: number;
+    fps?: number | null;
+    /**
+     * Times of the scene cuts (ffmpeg scene score above 0.3).
+     */
+    scene_cuts_seconds?: Array<number>;
+    /**
+     * Integrated loudness (EBU R128); null without audio.
+     */
+    loudness_lufs?: number | null;
+    /**
+     * Whether the audio sounds like speech: voice-band (250–3500 Hz) energy in at least 20 % of 100 ms windows, modulated like syllables.
+     */
+    speech?: boolean;
+    /**
+     * The transcript when a transcription provider is configured, else null.
+     */
+    transcript?: string | null;
+    /**
+     * Up to 3 keyframes (the middle of the longest shots), analysed as images.
+     */
+    keyframes?: Array<ReferenceImageAnalysis>;
 };
 
 /**
