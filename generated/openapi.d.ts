@@ -381,7 +381,7 @@ export interface paths {
         };
         /**
          * List, recommend or suggest targets for references
-         * @description Three modes, chosen by query flags. Free. Default: lists the workspace's saved references (newest first, up to `limit`, default 20) with their status, plus the valid template targets (object `reference_inspiration_list`). `recommend=true`: ranks the ready saved references for `template_slug`/`template_category`/`media_kind` (object `reference_inspiration_recommendations`, at most 20). `suggest_targets=true`: suggests where new media should be stored from a `description`, `image_url`s and/or a `video_url` (object `reference_template_target_suggestions`, at most 12). Suggested flow for saving a reference: suggest targets, let the user choose one, POST /reference-inspirations, poll this list until the reference is `ready`, then pass its `id` as `custom_reference_inspiration_id`. `recommend` and `suggest_targets` cannot both be true.
+         * @description Three modes, chosen by query flags. Free. Default: lists the workspace's saved references (newest first, up to `limit`, default 20) with their status, plus the valid template targets (object `reference_inspiration_list`). `recommend=true`: ranks the ready saved references for `template_slug`/`template_category`/`media_kind` (object `reference_inspiration_recommendations`, at most 20) by likeness (palette, perceptual hash, text, layout) to the template's preview and to references that led to completed generations. `suggest_targets=true`: suggests where new media should be stored from a `description`, `image_url`s and/or a `video_url`, which are fetched and analysed (an unreadable one is a 400 naming it) (object `reference_template_target_suggestions`, at most 12). Suggested flow for saving a reference: suggest targets, let the user choose one, POST /reference-inspirations, poll this list until the reference is `ready`, then pass its `id` as `custom_reference_inspiration_id`. `recommend` and `suggest_targets` cannot both be true.
          */
         get: operations["listReferenceInspirations"];
         put?: never;
@@ -1748,6 +1748,74 @@ export interface components {
              * @description Signed, expiring URL of the stored copy.
              */
             url: string;
+            /** @description What the analysis found in this item; null until the reference is ready. */
+            analysis: components["schemas"]["ReferenceMediaAnalysis"] | null;
+        };
+        /** @description A box in the frame, as fractions (0–1) of its width and height from the top left. */
+        ReferenceFrameBox: {
+            x: number;
+            y: number;
+            width: number;
+            height: number;
+        };
+        /** @description A dominant colour and the share of the pixels near it. */
+        ReferencePaletteColor: {
+            hex: string;
+            proportion: number;
+        };
+        /** @description The analysis of an image or of a video keyframe. */
+        ReferenceImageAnalysis: {
+            /** @enum {string} */
+            kind: "image" | "video";
+            /** Format: int32 */
+            width: number;
+            /** Format: int32 */
+            height: number;
+            /** @enum {string} */
+            orientation: "portrait" | "landscape" | "square";
+            /** @description Dominant colours (k-means in CIE Lab), most prominent first. */
+            palette: components["schemas"]["ReferencePaletteColor"][];
+            /** @description Where the salient subject is (frequency-tuned saliency); null for a flat image. */
+            subject: components["schemas"]["ReferenceFrameBox"] | null;
+            /** @description Text read by OCR (English), a line per text line; '' when none. */
+            text: string;
+            /** @description The lines of that text. */
+            text_regions: components["schemas"]["ReferenceFrameBox"][];
+            /** @description 64-bit DCT perceptual hash, hex. */
+            phash: string;
+        };
+        /** @description The analysis of a reference media item. For a video, palette, subject, text and phash summarise its keyframes, and the video-only fields are present. */
+        ReferenceMediaAnalysis: {
+            /** @enum {string} */
+            kind: "image" | "video";
+            /** Format: int32 */
+            width: number;
+            /** Format: int32 */
+            height: number;
+            /** @enum {string} */
+            orientation: "portrait" | "landscape" | "square";
+            /** @description Dominant colours (k-means in CIE Lab), most prominent first. */
+            palette: components["schemas"]["ReferencePaletteColor"][];
+            /** @description Where the salient subject is (frequency-tuned saliency); null for a flat image. */
+            subject: components["schemas"]["ReferenceFrameBox"] | null;
+            /** @description Text read by OCR (English), a line per text line; '' when none. */
+            text: string;
+            /** @description The lines of that text. */
+            text_regions: components["schemas"]["ReferenceFrameBox"][];
+            /** @description 64-bit DCT perceptual hash, hex. */
+            phash: string;
+            duration_seconds?: number;
+            fps?: number | null;
+            /** @description Times of the scene cuts (ffmpeg scene score above 0.3). */
+            scene_cuts_seconds?: number[];
+            /** @description Integrated loudness (EBU R128); null without audio. */
+            loudness_lufs?: number | null;
+            /** @description Whether the audio sounds like speech: voice-band (250–3500 Hz) energy in at least 20 % of 100 ms windows, modulated like syllables. */
+            speech?: boolean;
+            /** @description The transcript when a transcription provider is configured, else null. */
+            transcript?: string | null;
+            /** @description Up to 3 keyframes (the middle of the longest shots), analysed as images. */
+            keyframes?: components["schemas"]["ReferenceImageAnalysis"][];
         };
         /** @description Response of GET /reference-inspirations; `object` says which of the three modes answered. */
         ReferenceInspirationsResponse: components["schemas"]["ReferenceInspirationList"] | components["schemas"]["ReferenceInspirationRecommendations"] | components["schemas"]["ReferenceTemplateTargetSuggestions"];
@@ -2767,7 +2835,7 @@ export interface components {
             object: "list";
             data: components["schemas"]["SocialAccount"][];
         };
-        /** @description Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url, a caption and optional per-platform options. */
+        /** @description Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url (or none for a text-only post, which needs a caption), a caption and optional per-platform options. */
         PublishMediaToSocialInput: {
             /** @description Ids from list_social_accounts; duplicates are ignored. */
             account_ids: string[];
@@ -2797,6 +2865,7 @@ export interface components {
         SocialPlatformOptions: {
             instagram?: {
                 /**
+                 * @description feed: images (a carousel) or a video (a reel shown in the feed); reel: one video; story: one image or video.
                  * @default feed
                  * @enum {string}
                  */
@@ -2804,6 +2873,7 @@ export interface components {
             };
             facebook?: {
                 /**
+                 * @description Only feed is published for now (reel and story are bad_request).
                  * @default feed
                  * @enum {string}
                  */
@@ -2811,10 +2881,10 @@ export interface components {
             };
             tiktok?: {
                 /**
-                 * @default public
+                 * @description Required for TikTok; must be one the creator allows.
                  * @enum {string}
                  */
-                privacy_level: "public" | "friends" | "private";
+                privacy_level?: "public" | "friends" | "followers" | "private";
                 /** @default true */
                 allow_comments: boolean;
             };
@@ -2828,6 +2898,7 @@ export interface components {
                 privacy_status: "public" | "unlisted" | "private";
             };
             pinterest?: {
+                /** @description Required for Pinterest. */
                 board_id?: string;
                 title?: string;
                 /** Format: uri */

@@ -53,6 +53,8 @@ export interface Config {
   outboundFetchTimeoutMs: number;
   /** Total deadline of one guarded outbound fetch made by a job (worker). */
   outboundFetchJobTimeoutMs: number;
+  /** Deadline of one OCR run of the reference analysis (REFERENCE_OCR_TIMEOUT_MS). */
+  referenceOcrTimeoutMs: number;
   /** Size cap of one guarded outbound fetch whose caller sets none of its own. */
   outboundFetchMaxBytes: number;
   /** OAuth authorization server of /mcp: lifetimes in seconds. */
@@ -424,6 +426,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     outboundFetchTimeoutMs: int(env, 'OUTBOUND_FETCH_TIMEOUT_MS', 30_000, 100, 10 * 60_000),
     outboundFetchJobTimeoutMs: int(env, 'OUTBOUND_FETCH_JOB_TIMEOUT_MS', 120_000, 100, 60 * 60_000),
+    referenceOcrTimeoutMs: int(env, 'REFERENCE_OCR_TIMEOUT_MS', 20_000, 100, 10 * 60_000),
     outboundFetchMaxBytes: int(env, 'OUTBOUND_FETCH_MAX_BYTES', 25 * 1024 * 1024, 1024),
     oauth: {
       accessTokenTtlSeconds: int(env, 'OAUTH_ACCESS_TOKEN_TTL_SECONDS', 900, 1, 24 * 3600),

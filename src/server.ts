@@ -17,6 +17,7 @@ import { bindHandlers } from './operations/registry.ts';
 import { startBoss, startWorkers } from './jobs/boss.ts';
 import { jobQueue } from './jobs/queue.ts';
 import { configureMediaLimits } from './media/ffmpeg.ts';
+import { stopOcr } from './media/ocr.ts';
 import { sweepWorkFolders } from './media/work-folder.ts';
 import { createGuardedFetcher } from './net/guarded-fetch.ts';
 import { createRateLimiter } from './services/billing/rate-limit.ts';
@@ -146,6 +147,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     stopping.abort();
     await app?.close();
     await boss?.stop({ graceful: false }).catch(() => {});
+    await stopOcr();
     await rateLimit?.sql.end();
     storage?.close();
     await database.close();
@@ -188,6 +190,8 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
         //    the rest, so they are retried by another worker or after a restart, and closes its pool
         //    and its LISTEN connection.
         await boss?.stop({ graceful: true, timeout: Math.max(1000, deadline - Date.now()), close: true });
+        // The OCR worker thread of reference analysis, if one was started.
+        await stopOcr();
         // 3. The pools (the auth_changed LISTEN connection is ctx.sql's), then the embedded PostgreSQL, last.
         await rateLimit?.sql.end({ timeout: 5 });
         storage?.close();

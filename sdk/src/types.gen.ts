@@ -1164,6 +1164,110 @@ export type ReferenceMediaItem = {
      * Signed, expiring URL of the stored copy.
      */
     url: string;
+    /**
+     * What the analysis found in this item; null until the reference is ready.
+     */
+    analysis: ReferenceMediaAnalysis | null;
+};
+
+/**
+ * A box in the frame, as fractions (0–1) of its width and height from the top left.
+ */
+export type ReferenceFrameBox = {
+    x: number;
+    y: number;
+    width: number;
+    height: number;
+};
+
+/**
+ * A dominant colour and the share of the pixels near it.
+ */
+export type ReferencePaletteColor = {
+    hex: string;
+    proportion: number;
+};
+
+/**
+ * The analysis of an image or of a video keyframe.
+ */
+export type ReferenceImageAnalysis = {
+    kind: 'image' | 'video';
+    width: number;
+    height: number;
+    orientation: 'portrait' | 'landscape' | 'square';
+    /**
+     * Dominant colours (k-means in CIE Lab), most prominent first.
+     */
+    palette: Array<ReferencePaletteColor>;
+    /**
+     * Where the salient subject is (frequency-tuned saliency); null for a flat image.
+     */
+    subject: ReferenceFrameBox | null;
+    /**
+     * Text read by OCR (English), a line per text line; '' when none.
+     */
+    text: string;
+    /**
+     * The lines of that text.
+     */
+    text_regions: Array<ReferenceFrameBox>;
+    /**
+     * 64-bit DCT perceptual hash, hex.
+     */
+    phash: string;
+};
+
+/**
+ * The analysis of a reference media item. For a video, palette, subject, text and phash summarise its keyframes, and the video-only fields are present.
+ */
+export type ReferenceMediaAnalysis = {
+    kind: 'image' | 'video';
+    width: number;
+    height: number;
+    orientation: 'portrait' | 'landscape' | 'square';
+    /**
+     * Dominant colours (k-means in CIE Lab), most prominent first.
+     */
+    palette: Array<ReferencePaletteColor>;
+    /**
+     * Where the salient subject is (frequency-tuned saliency); null for a flat image.
+     */
+    subject: ReferenceFrameBox | null;
+    /**
+     * Text read by OCR (English), a line per text line; '' when none.
+     */
+    text: string;
+    /**
+     * The lines of that text.
+     */
+    text_regions: Array<ReferenceFrameBox>;
+    /**
+     * 64-bit DCT perceptual hash, hex.
+     */
+    phash: string;
+    duration_seconds?: number;
+    fps?: number | null;
+    /**
+     * Times of the scene cuts (ffmpeg scene score above 0.3).
+     */
+    scene_cuts_seconds?: Array<number>;
+    /**
+     * Integrated loudness (EBU R128); null without audio.
+     */
+    loudness_lufs?: number | null;
+    /**
+     * Whether the audio sounds like speech: voice-band (250–3500 Hz) energy in at least 20 % of 100 ms windows, modulated like syllables.
+     */
+    speech?: boolean;
+    /**
+     * The transcript when a transcription provider is configured, else null.
+     */
+    transcript?: string | null;
+    /**
+     * Up to 3 keyframes (the middle of the longest shots), analysed as images.
+     */
+    keyframes?: Array<ReferenceImageAnalysis>;
 };
 
 /**
@@ -2352,7 +2456,7 @@ export type SocialAccountList = {
 };
 
 /**
- * Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url, a caption and optional per-platform options.
+ * Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url (or none for a text-only post, which needs a caption), a caption and optional per-platform options.
  */
 export type PublishMediaToSocialInput = {
     /**
@@ -2386,13 +2490,22 @@ export type PublishMediaToSocialInput = {
  */
 export type SocialPlatformOptions = {
     instagram?: {
+        /**
+         * feed: images (a carousel) or a video (a reel shown in the feed); reel: one video; story: one image or video.
+         */
         post_type?: 'feed' | 'reel' | 'story';
     };
     facebook?: {
+        /**
+         * Only feed is published for now (reel and story are bad_request).
+         */
         post_type?: 'feed' | 'reel' | 'story';
     };
     tiktok?: {
-        privacy_level?: 'public' | 'friends' | 'private';
+        /**
+         * Required for TikTok; must be one the creator allows.
+         */
+        privacy_level?: 'public' | 'friends' | 'followers' | 'private';
         allow_comments?: boolean;
     };
     youtube?: {
@@ -2403,6 +2516,9 @@ export type SocialPlatformOptions = {
         privacy_status?: 'public' | 'unlisted' | 'private';
     };
     pinterest?: {
+        /**
+         * Required for Pinterest.
+         */
         board_id?: string;
         title?: string;
         link?: string;

@@ -1,11 +1,17 @@
 // The reference analysis job: fetches a processing reference's URL media through the guarded
-// client, checks and stores them, and makes the reference ready. Media that cannot be fetched or
+// client, checks and stores them, analyses every item (palette, subject, OCR text, perceptual
+// hash; for videos also cuts, loudness, speech, keyframes, transcript: src/media/analysis.ts) in
+// the job's folder, and makes the reference ready with the analyses. Media that cannot be fetched or
 // is not what was declared fails the reference with a structured error and refunds it (exactly
 // once); transient errors are retried, and the last failed attempt or a job abandoned by its
 // workers too many times fails and refunds it too (defineJob).
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { AppContext } from '../context.ts';
+import { jobFolder } from '../media/work-folder.ts';
+import { analyseFiles } from '../services/references/analysis.ts';
 import { discardStored } from '../services/editor/media.ts';
-import { completeAnalysis, failAnalysis, fetchReferenceMedia, MediaRefused, startAnalysis } from '../services/references/references.ts';
+import { completeAnalysis, failAnalysis, fetchReferenceMedia, MediaRefused, orderedMedia, startAnalysis } from '../services/references/references.ts';
 import { defineJob, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
 import { QUEUES } from './queue.ts';
 
@@ -18,12 +24,22 @@ async function runAnalysis(ctx: AppContext, job: RunningJob<ReferenceJobData>, {
   if (!row) return; // finished already (a repeated delivery)
   annotate({ credits_refunded: row.creditsDeducted });
   let fetched: Awaited<ReturnType<typeof fetchReferenceMedia>> = [];
+  const workDir = await jobFolder(ctx.config.dataDir, `reference-${row.id}`);
   try {
     fetched = await fetchReferenceMedia(ctx, row, signal);
-    await completeAnalysis(ctx, row, fetched);
+    const files = [];
+    for (const [i, m] of (await orderedMedia(ctx, row, fetched)).entries()) {
+      const file = path.join(workDir, `item-${i}${path.extname(m.storageKey)}`);
+      await ctx.storage.copyToFile(m.storageKey, file);
+      files.push({ path: file, type: m.contentType });
+    }
+    const analyses = await analyseFiles(ctx, files, workDir, signal);
+    await completeAnalysis(ctx, row, fetched, analyses);
   } catch (err) {
     await discardStored(ctx, fetched.map((m) => m.storageKey));
     throw err;
+  } finally {
+    await fs.rm(workDir, { recursive: true, force: true });
   }
 }
 

@@ -353,6 +353,8 @@ export interface ProbeResult {
   audio_codec: string | null;
   has_audio: boolean;
   has_video: boolean;
+  /** Frames per second of the video stream (avg_frame_rate, else r_frame_rate), or null. */
+  fps: number | null;
 }
 
 interface FfprobeStream {
@@ -361,6 +363,8 @@ interface FfprobeStream {
   width?: number;
   height?: number;
   duration?: string;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
   disposition?: { attached_pic?: number };
 }
 
@@ -398,7 +402,15 @@ export async function probe(input: string | MediaFile, opts: { signal?: AbortSig
     audio_codec: audio?.codec_name ?? null,
     has_audio: audio !== undefined,
     has_video: video !== undefined,
+    fps: frameRate(video?.avg_frame_rate) ?? frameRate(video?.r_frame_rate),
   };
+}
+
+/** An ffprobe rate such as `30000/1001` as a number (3 decimals), or null for `0/0` and the like. */
+function frameRate(rate: string | undefined): number | null {
+  const [n, d] = (rate ?? '').split('/').map(Number);
+  const v = d ? n / d : n;
+  return Number.isFinite(v) && v > 0 && v < 1000 ? Math.round(v * 1000) / 1000 : null;
 }
 
 /**

@@ -216,7 +216,7 @@ t.test('the list, the recommendations and the target suggestions', async (t) => 
   t.match(res.body.suggestions[0].reason, /matches “product”, “spotlight”/);
   t.ok(res.body.suggestions.length <= 12);
   t.ok(res.body.suggestions.every((s: { accepts_media_kinds: string[] }) => s.accepts_media_kinds.includes('image')));
-  res = await list(ws.key, { suggest_targets: true, image_url: [`${base}/a.jpg`, `${base}/b.jpg`, `${base}/c.jpg`] });
+  res = await list(ws.key, { suggest_targets: true, image_url: [`${base}/photo.jpg`, `${base}/photo.jpg`, `${base}/photo.jpg`] });
   t.match(res.body, { media_kind: 'slideshow', image_count: 3 });
   t.equal(res.body.suggestions[0].template_category, 'slideshow-carousel', 'several images suggest a carousel');
   res = await list(ws.key, { suggest_targets: true, video_url: `${base}/clip.mp4` });

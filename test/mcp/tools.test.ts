@@ -4,8 +4,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import http from 'node:http';
 import t from 'tap';
 import { operationIndex } from '../../src/operations/executor.ts';
+import { colorVideo } from '../editor/helpers.ts';
 import { connect, startMcpApp } from './helpers.ts';
 
 // The tool names of the seed (section 4.12).
@@ -20,7 +22,13 @@ const SEED_TOOLS = [
 const rpc = (method: string, params: unknown = {}) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
 
-const app = await startMcpApp(t);
+// Media for the target suggestions, which fetch and analyse what they are given.
+const clip = colorVideo('mcp-unboxing', 'gray', 1, { width: 160, height: 284 });
+const media = http.createServer((req, res) => (req.url === '/unboxing.mp4' ? res.writeHead(200, { 'content-type': 'video/mp4' }).end(clip) : res.writeHead(404).end()));
+await new Promise<void>((r) => media.listen(0, '127.0.0.1', r));
+t.teardown(() => media.close());
+const mediaBase = `http://127.0.0.1:${(media.address() as { port: number }).port}`;
+const app = await startMcpApp(t, { OUTBOUND_ALLOW_IPS: '127.0.0.1' });
 const ws = await app.workspace({ credits: 1000, scopes: ['generations:read', 'generations:write'] });
 const client = await connect(app, ws.key);
 t.teardown(() => client.close());
@@ -193,7 +201,7 @@ t.test('the three tools of GET /reference-inspirations: each its mode, by the fi
   t.match(recommended.structuredContent, { object: 'reference_inspiration_recommendations', data: [] });
   const suggested = await client.callTool({
     name: 'suggest_reference_template_targets',
-    arguments: { description: 'unboxing our new headphones', video_url: 'https://cdn.example.com/unboxing.mp4' },
+    arguments: { description: 'unboxing our new headphones', video_url: `${mediaBase}/unboxing.mp4` },
   });
   t.notOk(suggested.isError);
   t.match(suggested.structuredContent, { object: 'reference_template_target_suggestions', media_kind: 'video', has_video: true });

@@ -7,16 +7,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
 
-interface Req {
+export interface Req {
   method: string;
   path: string;
   url: URL;
   headers: http.IncomingHttpHeaders;
   body: Buffer;
 }
-type Res = { status: number; headers?: Record<string, string>; body?: unknown } | 'hang';
+export type Res = { status: number; headers?: Record<string, string>; body?: unknown } | 'hang';
 
-async function serve(t: Test, handler: (r: Req) => Res | Promise<Res>) {
+export async function serve(t: Test, handler: (r: Req) => Res | Promise<Res>) {
   const hanging = new Set<http.ServerResponse>();
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -42,8 +42,8 @@ async function serve(t: Test, handler: (r: Req) => Res | Promise<Res>) {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const formOf = (r: Req) => new URLSearchParams(r.body.toString('utf8'));
-const jsonOf = (r: Req): any => {
+export const formOf = (r: Req) => new URLSearchParams(r.body.toString('utf8'));
+export const jsonOf = (r: Req): any => {
   try {
     return JSON.parse(r.body.toString('utf8'));
   } catch {

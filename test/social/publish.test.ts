@@ -229,8 +229,8 @@ t.test('checked before anything is queued: limits, unavailable platforms, scopes
   t.match(r.body, { error: { code: 'bad_request', message: /the image is 6 MB; x allows at most 5 MB/ } });
   r = await call(writer, 'publish_media_to_social', { account_ids: [liAcc, xAcc], media_id: longVideo });
   t.match(r.body, { error: { code: 'bad_request', message: /the video lasts 200 s; x takes 0.5–140 s/, context: { account_id: xAcc } } });
-  r = await call(writer, 'publish_media_to_social', { account_ids: [xAcc, ytAcc], media_id: image });
-  t.match(r.body, { error: { code: 'bad_request', message: new RegExp(`account ${ytAcc} \\(youtube .*platform youtube publishing is not available yet`) } });
+  r = await call(writer, 'publish_media_to_social', { account_ids: [xAcc, ytAcc], media_id: image, platform_options: { youtube: { title: 'T' } } });
+  t.match(r.body, { error: { code: 'bad_request', message: new RegExp(`account ${ytAcc} \\(youtube .*youtube does not take images`) } });
   r = await call(writer, 'publish_media_to_social', { account_ids: [xAcc], media_id: image, url: 'https://example.com/a.png' });
   t.match(r.body, { error: { code: 'bad_request', message: /exactly one of/ } });
 
@@ -283,6 +283,21 @@ t.test('idempotency_key: the same call answers the stored publication; other arg
   const done = await settled(writer, first.body.id);
   t.equal(done.status, 'published');
   t.equal(X.state.tweets.filter((tw) => tw.text === 'once').length, 1);
+});
+
+t.test('a caption without media is a text post: a tweet without media, a LinkedIn post without content', async (t) => {
+  const xTok = X.grant();
+  const liTok = LI.grant();
+  const xAcc = await account(app, ws.orgId, 'x', { access: xTok.access, refresh: xTok.refresh, handle: 'texter' });
+  const liAcc = await account(app, ws.orgId, 'linkedin', { access: liTok.access, refresh: liTok.refresh, accountId: 'texter' });
+  const started = await call(writer, 'publish_media_to_social', { account_ids: [xAcc, liAcc], caption: 'words only' });
+  t.notOk(started.isError, JSON.stringify(started.body));
+  const done = await settled(writer, started.body.id);
+  t.equal(done.status, 'published', JSON.stringify(done));
+  t.match(X.state.tweets.find((tw) => tw.id === done.results[0].post_id), { text: 'words only', mediaIds: [] });
+  const post = LI.state.posts.find((p) => p.urn === done.results[1].post_id)!;
+  t.match(post.body, { commentary: 'words only', author: 'urn:li:person:texter' });
+  t.equal(post.body.content, undefined);
 });
 
 t.test('a crash between upload and post resumes from the stored upload id: one upload, one post', async (t) => {

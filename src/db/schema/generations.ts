@@ -56,6 +56,8 @@ export const referenceInspirations = pgTable(
     mediaIds: uuid('media_ids').array().notNull().default(sql`'{}'::uuid[]`),
     /** What the analysis job still has to fetch and check: the media in the order given. */
     inputs: jsonb('inputs').notNull().default(sql`'[]'::jsonb`),
+    /** The analysis of each stored media item (src/media/analysis.ts), in media_ids order; null until ready. */
+    analysis: jsonb('analysis'),
     /** Why it was rejected or failed (FailureDetail), else null. */
     error: jsonb('error'),
     jobId: uuid('job_id'),

@@ -36,6 +36,10 @@ export interface PlatformRequest {
   body?: string | Buffer | FormData | URLSearchParams;
   /** Send the connection's bearer token (default true). */
   auth?: boolean;
+  /** Send the token in this query parameter instead of the Authorization header (Meta's Graph APIs: `access_token`). */
+  tokenParam?: string;
+  /** Non-2xx statuses that are answers, not errors (YouTube's 308 Resume Incomplete). */
+  accept?: number[];
 }
 
 export interface PlatformResponse {
@@ -61,11 +65,52 @@ export function retryAfter(headers: Headers): number | undefined {
   }
   const reset = headers.get('x-rate-limit-reset'); // X: epoch seconds
   if (reset && /^\d+$/.test(reset)) return Math.max(0, Number(reset) - Date.now() / 1000);
-  return undefined;
+  return graphRegainSeconds(headers);
+}
+
+// Meta's Graph APIs (Instagram, Facebook, Threads): errors are {"error": {"message", "type", "code",
+// "error_subcode", "fbtrace_id"}}, usually with HTTP 400 whatever the cause. Code 190 (OAuthException)
+// is an expired or revoked token (as a 401 elsewhere); codes 4, 17, 32, 613 and 80001–80014 are rate
+// limits, 1 and 2 temporary failures (as a 429/5xx elsewhere), and so is any error marked is_transient.
+const GRAPH_RETRYABLE_CODES = new Set([1, 2, 4, 17, 32, 341, 613]);
+export const graphError = (json: any): { code: number; subcode?: number; message: string; transient: boolean } | undefined => {
+  const e = json?.error;
+  if (!e || typeof e !== 'object' || typeof e.code !== 'number') return undefined;
+  return { code: e.code, subcode: typeof e.error_subcode === 'number' ? e.error_subcode : undefined, message: String(e.message ?? e.error_user_msg ?? ''), transient: e.is_transient === true };
+};
+const graphTokenRejected = (json: any) => graphError(json)?.code === 190;
+const graphRetryable = (json: any) => {
+  const e = graphError(json);
+  return !!e && (GRAPH_RETRYABLE_CODES.has(e.code) || (e.code >= 80001 && e.code <= 80014) || e.transient);
+};
+/** Minutes Meta says until access is regained (X-Business-Use-Case-Usage), as seconds. */
+function graphRegainSeconds(headers: Headers): number | undefined {
+  const buc = headers.get('x-business-use-case-usage');
+  if (!buc) return undefined;
+  try {
+    const minutes = Object.values(JSON.parse(buc) as Record<string, { estimated_time_to_regain_access?: number }[]>)
+      .flat()
+      .map((u) => Number(u.estimated_time_to_regain_access))
+      .filter((n) => Number.isFinite(n));
+    return minutes.length ? Math.max(...minutes) * 60 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The platform's own words from an error body (X problem details, LinkedIn's message, OAuth error). */
 function errorText(json: any, text: string): { message: string; code?: string } {
+  // Meta's Graph error (numeric code, no `errors` list; Google's has one and is read below).
+  const g = Array.isArray(json?.error?.errors) ? undefined : graphError(json);
+  if (g) return { message: g.message.slice(0, MAX_ERROR_TEXT) || 'no message', code: g.subcode ? `${g.code}/${g.subcode}` : String(g.code) };
+  // {"error": {...}}: TikTok {code, message, log_id}; Google {code, message, errors: [{reason}]}.
+  if (json && typeof json === 'object' && json.error && typeof json.error === 'object') {
+    const e = json.error;
+    const reason = Array.isArray(e.errors) ? e.errors[0]?.reason : undefined;
+    const code = reason ?? e.code ?? e.status;
+    const message = e.message || code;
+    if (message) return { message: String(message).slice(0, MAX_ERROR_TEXT), code: code === undefined ? undefined : String(code) };
+  }
   if (json && typeof json === 'object') {
     const e = Array.isArray(json.errors) ? json.errors[0] : undefined;
     const message = json.detail ?? json.message ?? e?.message ?? json.error_description ?? json.title ?? json.error;
@@ -83,13 +128,19 @@ export interface Caller {
 export function caller(platform: string, base: string | undefined, creds: Credentials | undefined, signal: AbortSignal): Caller {
   const once = async (req: PlatformRequest, token: string | undefined): Promise<PlatformResponse> => {
     const headers: Record<string, string> = { ...req.headers };
-    if (token) headers.authorization = `Bearer ${token}`;
-    const res = await fetch(rebase(req.url, base), {
+    let url = req.url;
+    if (token && req.tokenParam) {
+      const u = new URL(url);
+      u.searchParams.set(req.tokenParam, token);
+      url = u.href;
+    } else if (token) headers.authorization = `Bearer ${token}`;
+    const res = await fetch(rebase(url, base), {
       method: req.method,
       headers,
       body: req.body as RequestInit['body'],
       signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
-      redirect: 'error',
+      // fetch turns every 3xx into an error under 'error': a 3xx the request accepts is read as is.
+      redirect: req.accept?.some((s) => s >= 300 && s < 400) ? 'manual' : 'error',
     }).catch((err: Error) => {
       if (signal.aborted) throw err;
       throw new PlatformError(`${platform} could not be reached: ${err.message}`, 0, true);
@@ -108,14 +159,14 @@ export function caller(platform: string, base: string | undefined, creds: Creden
       const auth = req.auth !== false && creds;
       let token = auth ? await creds.accessToken() : undefined;
       let res = await once(req, token);
-      if (res.status === 401 && auth) {
+      if ((res.status === 401 || graphTokenRejected(res.json)) && auth) {
         token = await creds.refreshAfter401(token!);
         res = await once(req, token);
       }
-      if (res.status >= 200 && res.status < 300) return res;
+      if ((res.status >= 200 && res.status < 300) || req.accept?.includes(res.status)) return res;
       const { message, code } = errorText(res.json, res.text);
       const path = new URL(req.url).pathname;
-      const retryable = res.status === 429 || res.status >= 500;
+      const retryable = res.status === 429 || res.status >= 500 || graphRetryable(res.json);
       throw new PlatformError(`${platform} answered ${res.status} to ${req.method} ${path}: ${message}`, res.status, retryable, retryable ? retryAfter(res.headers) : undefined, code);
     },
   };

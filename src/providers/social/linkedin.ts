@@ -109,10 +109,13 @@ export const linkedin: SocialAdapter = {
         }
         await waitAvailable(api, cur.urn!, task.signal);
       }
+      // No media: a text-only post (no content).
       const content =
         media.length > 1
           ? { multiImage: { images: media.map((s) => ({ id: s.urn, altText: '' })) } }
-          : { media: { id: media[0].urn } };
+          : media.length
+            ? { media: { id: media[0].urn } }
+            : undefined;
       const res = await api.call({
         method: 'POST',
         url: `${LINKEDIN_API}/rest/posts`,

@@ -86,7 +86,7 @@ export const x: SocialAdapter = {
         method: 'POST',
         url: `${X_API}/2/tweets`,
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ ...(task.caption ? { text: task.caption } : {}), media: { media_ids: media.map((s) => s.id) } }),
+        body: JSON.stringify({ ...(task.caption ? { text: task.caption } : {}), ...(media.length ? { media: { media_ids: media.map((s) => s.id) } } : {}) }),
       });
       const id = res.json?.data?.id;
       if (typeof id !== 'string') throw new PlatformError('x answered POST /2/tweets without data.id', res.status, false);

@@ -11,10 +11,10 @@
 //   GET:  the list (newest first) with the template targets; recommendations among ready ones;
 //         target suggestions for new media. Free.
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, inArray } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
-import { media, referenceInspirations } from '../../db/schema/index.ts';
+import { generations, media, referenceInspirations } from '../../db/schema/index.ts';
 import { ApiError, badRequest, type FieldError } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
@@ -23,6 +23,7 @@ import { runChargedCommand, type Priced } from '../billing/charged-command.ts';
 import { applyCreditChange, type Tx } from '../billing/credits.ts';
 import { decodeInlineData, discardStored, ingest, receiveBuffer, type MediaInsert, type MediaRow } from '../editor/media.ts';
 import { urlFilename } from '../editor/resources.ts';
+import { analyseUrlMedia, combined, previewAnalysis, similarity, textWords, UrlMediaRefused, type MediaAnalysis } from './analysis.ts';
 
 export type CreateReferenceBody = components['schemas']['CreateReferenceInspirationRequest'];
 export type ReferenceView = components['schemas']['ReferenceInspiration'];
@@ -57,9 +58,9 @@ function view(ctx: AppContext, r: ReferenceRow, rows: Map<string, MediaRow>): Re
     review_status: r.reviewStatus,
     label: r.label,
     media: r.mediaIds
-      .map((id) => rows.get(id))
-      .filter((m): m is MediaRow => Boolean(m))
-      .map((m) => ({ type: m.kind === 'video' ? ('video' as const) : ('image' as const), url: ctx.storage.signedUrl(m.storageKey) })),
+      .map((id, i) => ({ m: rows.get(id), analysis: (((r.analysis as MediaAnalysis[] | null) ?? [])[i] ?? null) as MediaAnalysis | null }))
+      .filter((x): x is { m: MediaRow; analysis: MediaAnalysis | null } => Boolean(x.m))
+      .map(({ m, analysis }) => ({ type: m.kind === 'video' ? ('video' as const) : ('image' as const), url: ctx.storage.signedUrl(m.storageKey), analysis })),
     error: (r.error as ReferenceView['error']) ?? null,
     credits_deducted: r.creditsDeducted,
     created_at: r.createdAt.toISOString(),
@@ -313,8 +314,21 @@ async function fetchEach(ctx: AppContext, row: ReferenceRow, out: MediaInsert[],
   }
 }
 
-/** Attaches the fetched media and makes the reference ready, once (false: it was not processing). */
-export async function completeAnalysis(ctx: AppContext, row: ReferenceRow, fetched: MediaInsert[]): Promise<boolean> {
+/** The media of a processing reference in the order given: the URL ones just fetched, the inline ones stored on upload. */
+export async function orderedMedia(ctx: AppContext, row: ReferenceRow, fetched: MediaInsert[]): Promise<{ storageKey: string; contentType: string }[]> {
+  const inline = (row.inputs as ReferenceInput[]).flatMap((input) => ('mediaId' in input ? [input.mediaId] : []));
+  const stored = inline.length ? await ctx.db.select().from(media).where(and(eq(media.orgId, row.orgId), inArray(media.id, inline))) : [];
+  const byId = new Map(stored.map((m) => [m.id, m]));
+  let next = 0;
+  return (row.inputs as ReferenceInput[]).map((input) => {
+    const m = 'url' in input ? fetched[next++] : byId.get(input.mediaId);
+    if (!m) throw new Error(`the stored media of ${input.field} is missing`);
+    return { storageKey: m.storageKey, contentType: m.contentType };
+  });
+}
+
+/** Attaches the fetched media and their analyses (in the order given) and makes the reference ready, once (false: it was not processing). */
+export async function completeAnalysis(ctx: AppContext, row: ReferenceRow, fetched: MediaInsert[], analyses: MediaAnalysis[]): Promise<boolean> {
   const ok = await ctx.db.transaction(async (tx) => {
     const [cur] = await tx.select().from(referenceInspirations).where(eq(referenceInspirations.id, row.id)).for('update');
     if (cur?.status !== 'processing') return false;
@@ -325,7 +339,7 @@ export async function completeAnalysis(ctx: AppContext, row: ReferenceRow, fetch
     const ordered = (cur.inputs as ReferenceInput[]).map((input) => ('url' in input ? fetchedIds[next++] : input.mediaId));
     await tx
       .update(referenceInspirations)
-      .set({ status: 'ready', mediaIds: ordered, inputs: [], updatedAt: new Date() })
+      .set({ status: 'ready', mediaIds: ordered, inputs: [], analysis: analyses, updatedAt: new Date() })
       .where(eq(referenceInspirations.id, row.id));
     return true;
   });
@@ -375,7 +389,7 @@ export async function listReferences(ctx: AppContext, orgId: string, q: ListRefe
   if (errors.length) throw badRequest(`Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors);
   const t = q.template_slug !== undefined ? target(q.template_slug, 'query.template_slug') : undefined;
   if (t) checkCategory(t, q.template_category, 'query.template_category');
-  if (q.suggest_targets) return suggestTargets(q);
+  if (q.suggest_targets) return suggestTargets(ctx, q);
   if (q.recommend) return recommend(ctx, orgId, q, t);
 
   const limit = Math.min(q.limit ?? LIST_MAX, LIST_MAX);
@@ -399,7 +413,13 @@ export async function listReferences(ctx: AppContext, orgId: string, q: ListRefe
   };
 }
 
-/** Ready references ranked: the same template first, then the same category, the same kind, the newest. */
+/**
+ * Ready references ranked by how alike they are (palette, perceptual hash, OCR text, layout;
+ * ./analysis.ts similarity) to the anchors: the requested template's catalog preview, and this
+ * workspace's references that led to completed generations (of that template when one is asked
+ * for). The best anchor counts 0.65; saved for the template itself 0.15, the category 0.05, the
+ * kind asked 0.05, having led to a completed generation 0.05, recency up to 0.05.
+ */
 async function recommend(ctx: AppContext, orgId: string, q: ListReferencesQuery, t: ReferenceTemplateTarget | undefined): Promise<ReferencesResponse> {
   const limit = Math.min(q.limit ?? LIST_MAX, LIST_MAX);
   const category = q.template_category ?? t?.template_category;
@@ -409,24 +429,60 @@ async function recommend(ctx: AppContext, orgId: string, q: ListReferencesQuery,
     .where(and(eq(referenceInspirations.orgId, orgId), eq(referenceInspirations.status, 'ready')))
     .orderBy(desc(referenceInspirations.createdAt), desc(referenceInspirations.id))
     .limit(500);
+  // References that led to completed generations (of the template asked for, when one is).
+  const provenRows = await ctx.db
+    .selectDistinct({ id: sql<string>`${generations.spec}->>'customReferenceInspirationId'` })
+    .from(generations)
+    .where(
+      and(
+        eq(generations.orgId, orgId),
+        eq(generations.status, 'completed'),
+        sql`${generations.spec} ? 'customReferenceInspirationId'`,
+        ...(t ? [sql`${generations.spec}->>'templateSlug' = ${t.template_slug}`] : []),
+      ),
+    )
+    .limit(50);
+  const proven = new Set(provenRows.map((p) => p.id));
+  const analysisOf = (r: ReferenceRow) => combined(((r.analysis as MediaAnalysis[] | null) ?? []).filter(Boolean));
+  const anchors: { id?: string; label: string; analysis: MediaAnalysis }[] = [];
+  const preview = t ? await previewAnalysis(ctx, t.template_slug) : undefined;
+  if (t && preview) anchors.push({ label: `the ${t.label} preview`, analysis: preview });
+  for (const r of refs) {
+    const a = proven.has(r.id) ? analysisOf(r) : undefined;
+    if (a) anchors.push({ id: r.id, label: `“${r.label ?? r.templateSlug}”, which led to a completed generation`, analysis: a });
+  }
   const now = Date.now();
   const scored = refs
-    .map((r, i) => {
+    .map((r) => {
       const same = t !== undefined && r.templateSlug === t.template_slug;
       const sameCategory = category !== undefined && r.templateCategory === category;
       const sameKind = q.media_kind !== undefined && r.mediaKind === q.media_kind;
       // A reference saved for another category fits only when asked for nothing in particular.
       if (category !== undefined && !sameCategory) return undefined;
       if (q.media_kind !== undefined && !sameKind && !(t?.accepts_media_kinds.includes(r.mediaKind) ?? false)) return undefined;
+      const mine = analysisOf(r);
+      let best: { anchor: (typeof anchors)[number]; sim: ReturnType<typeof similarity> } | undefined;
+      for (const anchor of anchors) {
+        if (!mine || anchor.id === r.id) continue;
+        const sim = similarity(mine, anchor.analysis);
+        if (!best || sim.score > best.sim.score) best = { anchor, sim };
+      }
       const ageDays = (now - r.createdAt.getTime()) / 86_400_000;
-      const recency = 0.1 / (1 + ageDays / 30);
-      const score = Math.min(1, (same ? 0.55 : 0) + (sameCategory ? 0.2 : 0) + (sameKind ? 0.15 : 0) + recency);
+      const recency = 0.05 / (1 + ageDays / 30);
+      const score = Math.min(
+        1,
+        0.65 * (best?.sim.score ?? 0) + (same ? 0.15 : 0) + (sameCategory ? 0.05 : 0) + (sameKind ? 0.05 : 0) + (proven.has(r.id) ? 0.05 : 0) + recency,
+      );
       const reasons = [
+        best && best.sim.why.length ? `${best.sim.why.join('; ')} to ${best.anchor.label}` : undefined,
+        best && !best.sim.why.length ? `little like ${best.anchor.label} (similarity ${best.sim.score.toFixed(2)})` : undefined,
+        !mine ? 'not analysed' : undefined,
         same ? `saved for ${t!.label} itself` : sameCategory ? `saved for another ${category} template (${r.templateSlug})` : undefined,
+        proven.has(r.id) ? 'it led to a completed generation' : undefined,
         sameKind ? `${r.mediaKind} media as asked` : undefined,
-        i === 0 ? 'your newest ready reference' : undefined,
       ].filter(Boolean);
-      return { r, score: Math.round(score * 1000) / 1000, reason: reasons.length ? `${cap(reasons.join('; '))}.` : 'A ready reference of this workspace.' };
+      const reason = reasons.length ? `${cap(reasons.join('; '))}.` : 'A ready reference of this workspace.';
+      return { r, score: Math.round(score * 1000) / 1000, reason: reason.length > 500 ? `${reason.slice(0, 497)}...` : reason };
     })
     .filter((x): x is NonNullable<typeof x> => Boolean(x))
     .sort((a, b) => b.score - a.score)
@@ -454,28 +510,61 @@ function targetWords(x: ReferenceTemplateTarget): Set<string> {
   return new Set([...words(x.label), ...words(x.template_slug), ...extra.flatMap(words)]);
 }
 
-/** Where new media fits, best first: kind fit, the category the media suggests, words of the description. */
-function suggestTargets(q: ListReferencesQuery): ReferencesResponse {
+/**
+ * Where new media fits, best first. The media given by URL is fetched (guarded), checked and
+ * analysed like a reference's; each target is scored on how alike the media is to its catalog
+ * preview (0.3 × similarity: palette, perceptual hash, text, layout), on the words of the
+ * description and of the text read in the media matching the target's (0.45 at two words or
+ * more), on kind fit (0.2, every target listed accepts the kind) and the category the kind
+ * suggests (0.1).
+ */
+async function suggestTargets(ctx: AppContext, q: ListReferencesQuery): Promise<ReferencesResponse> {
   const imageCount = q.image_url?.length ?? 0;
   const hasVideo = q.video_url !== undefined;
   const kind: MediaKind = q.media_kind ?? (hasVideo ? 'video' : imageCount >= 3 ? 'slideshow' : 'image');
   const preferred: Category = kind === 'video' ? 'video-templates' : kind === 'slideshow' ? 'slideshow-carousel' : 'static-ads';
+  const given = [
+    ...(q.image_url ?? []).map((url, i) => ({ url, kind: 'image' as const, field: `query.image_url[${i}]` })),
+    ...(q.video_url !== undefined ? [{ url: q.video_url, kind: 'video' as const, field: 'query.video_url' }] : []),
+  ];
+  const problems = given.flatMap((g) => {
+    const problem = ctx.fetcher.precheck(g.url);
+    return problem ? [{ field: g.field, message: problem }] : [];
+  });
+  if (problems.length) throw badRequest(`Invalid request: ${problems.map((e) => `${e.field} ${e.message}`).join('; ')}`, problems);
+  let analyses: MediaAnalysis[] = [];
+  try {
+    analyses = await analyseUrlMedia(ctx, given);
+  } catch (err) {
+    if (err instanceof UrlMediaRefused) throw badRequest(`Invalid request: ${err.field} ${err.message}`, [{ field: err.field, message: err.message }]);
+    throw err;
+  }
+  const seen = combined(analyses);
+  const read = new Set(textWords(analyses.map((a) => `${a.text} ${a.kind === 'video' ? (a.transcript ?? '') : ''}`).join(' ')));
   const asked = new Set(words(q.description ?? ''));
   const limit = Math.min(q.limit ?? SUGGEST_MAX, SUGGEST_MAX);
-  const scored = referenceTemplateTargets()
+  const targets = referenceTemplateTargets()
     .filter((x) => x.accepts_media_kinds.includes(kind))
-    .filter((x) => (!q.template_category || x.template_category === q.template_category) && (!q.template_slug || x.template_slug === q.template_slug))
+    .filter((x) => (!q.template_category || x.template_category === q.template_category) && (!q.template_slug || x.template_slug === q.template_slug));
+  const previews = seen ? await Promise.all(targets.map((x) => previewAnalysis(ctx, x.template_slug))) : [];
+  const scored = targets
     .map((x, order) => {
-      const matched = [...targetWords(x)].filter((w) => asked.has(w));
-      const score = 0.3 + (x.template_category === preferred ? 0.15 : 0) + 0.55 * Math.min(1, matched.length / 2);
+      const own = targetWords(x);
+      const matched = [...own].filter((w) => asked.has(w));
+      const inMedia = [...own].filter((w) => read.has(w) && !asked.has(w));
+      const sim = seen && previews[order] ? similarity(seen, previews[order]!) : undefined;
+      const wordFit = Math.min(1, (matched.length + inMedia.length) / 2);
+      const score = 0.2 + (x.template_category === preferred ? 0.1 : 0) + 0.45 * wordFit + 0.3 * (sim?.score ?? 0);
       const reason = [
         `Accepts ${kind} references`,
         x.template_category === preferred ? `${preferred} suits ${kind === 'image' ? 'single images' : kind === 'slideshow' ? 'image sets' : 'video'}` : undefined,
         matched.length ? `matches ${matched.slice(0, 4).map((w) => `“${w}”`).join(', ')}` : undefined,
+        inMedia.length ? `the text in the media says ${inMedia.slice(0, 4).map((w) => `“${w}”`).join(', ')}` : undefined,
+        sim?.why.length ? `like its preview: ${sim.why.join(', ')}` : sim ? `little like its preview (similarity ${sim.score.toFixed(2)})` : undefined,
       ]
         .filter(Boolean)
         .join('; ');
-      return { x, order, score: Math.round(score * 1000) / 1000, reason: `${reason}.` };
+      return { x, order, score: Math.round(Math.min(1, score) * 1000) / 1000, reason: `${reason}.`.slice(0, 500) };
     })
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .slice(0, limit);

@@ -14,8 +14,9 @@ import type { Tx } from '../billing/credits.ts';
 import { ingest, insertMedia, receiveBuffer, type MediaRow } from '../editor/media.ts';
 import { fetchMedia, urlFilename } from '../editor/resources.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
-import type { SocialPlatform } from './accounts.ts';
+import { CAPABILITIES, type SocialPlatform } from './accounts.ts';
 import { checkTarget } from './limits.ts';
+import { checkOptions } from './options.ts';
 
 type S = components['schemas'];
 export type PublishInput = S['PublishMediaToSocialInput'];
@@ -28,10 +29,11 @@ const SOURCES = ['media_id', 'generation_id', 'export_id', 'slideshow_id', 'url'
 /** The media rows a publication posts, in order. */
 async function resolveMedia(ctx: AppContext, orgId: string, input: PublishInput, signal?: AbortSignal): Promise<MediaRow[]> {
   const given = SOURCES.filter((k) => input[k] !== undefined);
+  if (!given.length && input.caption?.trim()) return []; // a text-only post
   if (given.length !== 1) {
     throw badRequest(
       `Invalid request: give exactly one of ${SOURCES.join(', ')}`,
-      (given.length ? given : SOURCES).map((k) => ({ field: `arguments.${k}`, message: given.length ? 'only one media source may be given' : 'one media source is required' })),
+      (given.length ? given : SOURCES).map((k) => ({ field: `arguments.${k}`, message: given.length ? 'only one media source may be given' : 'one media source (or a caption for a text-only post) is required' })),
     );
   }
   const byIds = async (ids: string[]) => {
@@ -104,10 +106,17 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
     const early = checkTarget(a.platform as SocialPlatform, [], caption);
     if (early) throw refuse(a, early);
     if (a.status !== 'connected') throw refuse(a, `the connection needs to be reauthorized (${a.statusReason ?? 'its tokens no longer work'})`);
+    const opt = checkOptions(a.platform as SocialPlatform, input.platform_options as Record<string, unknown> | undefined, caption);
+    if (opt) {
+      const field = opt.option === 'caption' ? 'arguments.caption' : `arguments.platform_options.${a.platform}.${opt.option}`;
+      throw badRequest(`Invalid request: account ${a.id} (${a.platform} @${a.handle}) cannot take this post: ${opt.problem}`, [{ field, message: opt.problem }], { account_id: a.id, platform: a.platform });
+    }
   }
   const rows = await resolveMedia(ctx, orgId, input, signal);
   for (const a of ordered) {
-    const problem = checkTarget(a.platform as SocialPlatform, rows, caption);
+    if (!rows.length && !CAPABILITIES[a.platform as SocialPlatform].text) throw refuse(a, `${a.platform} does not take text-only posts: give an image or a video`);
+    const options = (input.platform_options as Record<string, Record<string, unknown> | undefined> | undefined)?.[a.platform];
+    const problem = checkTarget(a.platform as SocialPlatform, rows, caption, options);
     if (problem) throw refuse(a, problem);
   }
   const source = Object.fromEntries(SOURCES.filter((k) => input[k] !== undefined).map((k) => [k, input[k]]));

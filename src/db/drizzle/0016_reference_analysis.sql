@@ -1,0 +1,1 @@
+ALTER TABLE "reference_inspirations" ADD COLUMN "analysis" jsonb;

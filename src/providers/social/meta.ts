@@ -1,0 +1,125 @@
+// What the three Meta adapters (instagram.ts, facebook.ts, threads.ts) share. Their Graph APIs
+// take the token as the `access_token` parameter and fields as form parameters, fetch the media
+// themselves from a URL (ours: a signed /media/ URL on PUBLIC_BASE_URL), and make posts in two
+// steps — a container, processed asynchronously and polled until FINISHED, then a publish call
+// naming it — so a resumed attempt that finds its container id publishes that container instead
+// of making another. Graph error bodies (rate limits, code 190 for an expired token) are read by
+// http.ts.
+import type { MediaRow } from '../../services/editor/media.ts';
+import { RefreshRefused, type RefreshedTokens } from '../../services/social/connection.ts';
+import { PlatformError, sleep, type Caller, type PlatformRequest, type PublishTask } from './http.ts';
+
+export const GRAPH_API = 'https://graph.facebook.com';
+/** The Graph API version called (Instagram with Facebook Login, Facebook Pages). */
+export const GRAPH_VERSION = 'v23.0';
+export const THREADS_API = 'https://graph.threads.net';
+/** How long the media URL given to a platform stays valid: its container must have fetched the media by then. */
+const MEDIA_URL_TTL_SECONDS = 6 * 3600;
+/** Longest wait for a container to be processed. */
+const PROCESSING_TIMEOUT_MS = 10 * 60_000;
+
+/** A Graph call with the connection's token as access_token and `fields` as a form body (POST) or query (GET). */
+export function graph(api: Caller, method: 'GET' | 'POST', url: string, fields: Record<string, string | number | boolean | undefined> = {}) {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) params.set(k, String(v));
+  const req: PlatformRequest = { method, url, tokenParam: 'access_token' };
+  if (method === 'GET') {
+    const u = new URL(url);
+    for (const [k, v] of params) u.searchParams.set(k, v);
+    req.url = u.href;
+  } else {
+    req.headers = { 'content-type': 'application/x-www-form-urlencoded' };
+    req.body = params.toString();
+  }
+  return api.call(req);
+}
+
+/** The id in a Graph answer ({"id": "…"}), or a retryable error naming the call. */
+export function idOf(res: { json: any; status: number }, what: string): string {
+  const id = res.json?.id;
+  if (typeof id !== 'string' && typeof id !== 'number') throw new PlatformError(`${what} answered without an id`, res.status, true);
+  return String(id);
+}
+
+/** A signed URL of ours the platform fetches the media from. */
+export const mediaUrl = (task: PublishTask, m: MediaRow) => task.storage.signedUrl(m.storageKey, MEDIA_URL_TTL_SECONDS);
+
+export type ContainerStatus = 'FINISHED' | 'PUBLISHED';
+
+/**
+ * Polls a container (`GET /{id}?fields=<field>,…`) until it is FINISHED (or already PUBLISHED, by an
+ * attempt whose answer was lost). ERROR fails the target; EXPIRED (not published within 24 hours) is
+ * retryable after `onExpired` forgets the container so the next attempt makes a new one.
+ */
+export async function waitContainer(
+  api: Caller,
+  platform: string,
+  url: string,
+  field: 'status_code' | 'status',
+  detail: string,
+  signal: AbortSignal,
+  onExpired: () => Promise<void>,
+): Promise<ContainerStatus> {
+  const deadline = Date.now() + PROCESSING_TIMEOUT_MS;
+  for (let wait = 1000; ; wait = Math.min(wait * 2, 30_000)) {
+    const res = await graph(api, 'GET', url, { fields: `${field},${detail}` });
+    const status = res.json?.[field];
+    if (status === 'FINISHED' || status === 'PUBLISHED') return status;
+    const why = res.json?.[detail];
+    if (status === 'ERROR') throw new PlatformError(`${platform} could not process the media: ${why ?? 'ERROR'}`, 400, false, undefined, 'ERROR');
+    if (status === 'EXPIRED') {
+      await onExpired();
+      throw new PlatformError(`${platform} let the container expire before it was published; it is made again`, 0, true);
+    }
+    if (Date.now() > deadline) throw new PlatformError(`${platform} did not finish processing the media in time`, 0, true);
+    await sleep(wait, signal);
+  }
+}
+
+/** A permalink field read after publishing; null when the platform does not give one (the post is made either way). */
+export async function permalink(api: Caller, url: string, field: 'permalink' | 'permalink_url'): Promise<string | null> {
+  try {
+    const res = await graph(api, 'GET', url, { fields: field });
+    const link = res.json?.[field];
+    if (typeof link !== 'string' || !link) return null;
+    return link.startsWith('/') ? `https://www.facebook.com${link}` : link;
+  } catch (err) {
+    if (err instanceof PlatformError && !err.retryable) return null;
+    throw err;
+  }
+}
+
+const tokens = (j: any, platform: string): RefreshedTokens => {
+  if (typeof j?.access_token !== 'string') throw new RefreshRefused(`${platform} answered the refresh without an access_token`);
+  // The new long-lived token is also what the next refresh exchanges.
+  return { accessToken: j.access_token, refreshToken: j.access_token, expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined };
+};
+
+const refused = (err: unknown) => (err instanceof PlatformError && !err.retryable ? new RefreshRefused(err.message) : err);
+
+/**
+ * Facebook Login tokens (Instagram, Facebook Pages): the stored refresh token, a long-lived token,
+ * exchanged for a new one at GET /oauth/access_token?grant_type=fb_exchange_token with the app's id
+ * and secret. An expired or revoked one is refused (code 190): the connection needs reauthorization.
+ */
+export async function exchangeFacebookToken(api: Caller, platform: string, client: { id: string; secret: string | undefined } | undefined, refreshToken: string): Promise<RefreshedTokens> {
+  if (!client?.secret) throw new RefreshRefused(`refreshing a ${platform} token needs SOCIAL_${platform.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET`);
+  const u = new URL(`${GRAPH_API}/${GRAPH_VERSION}/oauth/access_token`);
+  u.search = new URLSearchParams({ grant_type: 'fb_exchange_token', client_id: client.id, client_secret: client.secret, fb_exchange_token: refreshToken }).toString();
+  try {
+    return tokens((await api.call({ method: 'GET', url: u.href, auth: false })).json, platform);
+  } catch (err) {
+    throw refused(err);
+  }
+}
+
+/** Threads: a long-lived token (the stored refresh token) refreshed at GET /refresh_access_token?grant_type=th_refresh_token. */
+export async function refreshThreadsToken(api: Caller, refreshToken: string): Promise<RefreshedTokens> {
+  const u = new URL(`${THREADS_API}/refresh_access_token`);
+  u.search = new URLSearchParams({ grant_type: 'th_refresh_token', access_token: refreshToken }).toString();
+  try {
+    return tokens((await api.call({ method: 'GET', url: u.href, auth: false })).json, 'threads');
+  } catch (err) {
+    throw refused(err);
+  }
+}
