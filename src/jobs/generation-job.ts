@@ -1,6 +1,6 @@
 // The generation jobs (one queue for images, one for video renders, the same work): gather the
 // inputs (reference URLs through the guarded client, media from storage; the brand kit's logo
-// and the avatar's portrait; a custom reference's colours), run the provider (the
+// and the avatar's portrait; a custom reference's analysed colours and subject), run the provider (the
 // local renderer, or the hosted model the catalog names for an AI model variant; its job id is
 // stored on the generation before polling, so a retry resumes it rather than paying twice), store the output and complete the generation. Failures become the generation's error
 // with a refund once no retry follows (defineJob). At-least-once delivery: every step can run
@@ -21,6 +21,7 @@ import { ProviderError, type GenerationJob, type ProviderJobRef, type ProviderMo
 import { isNotFound } from '../storage/index.ts';
 import { findAiModel, findTemplate, PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
 import type { MediaInput } from '../services/generations/generation-requests.ts';
+import { referenceStyle } from '../services/references/analysis.ts';
 import { referenceColors } from '../services/references/reference-colors.ts';
 import { completeGeneration, failGeneration, reportProgress, saveProviderJob, startAttempt, type GenerationRow } from '../services/generations/generations.ts';
 import { defineJob, JobFailure, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
@@ -120,11 +121,13 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
     if (!file.href.startsWith(PREVIEWS_DIR_URL.href)) throw new JobFailure({ code: 'input_unavailable', message: `avatar ${avatar.id} has no portrait`, retryable: false, context: { field: 'avatar_id' } });
     avatarImage = await sharp(await fs.readFile(file)).png().toBuffer();
   } else if (avatar?.imageUrl) avatarImage = await referenceImage({ url: avatar.imageUrl }, 'avatar_id');
+  const reference = spec.customReferenceInspirationId ? await customReferenceStyle(ctx, g.orgId, spec.customReferenceInspirationId, workDir, signal) : undefined;
   return {
     logo,
     avatarImage,
-    referenceColors:
-      spec.customReferenceInspirationId && !kit?.colors.length ? await customReferenceColors(ctx, g.orgId, spec.customReferenceInspirationId, workDir, signal) : undefined,
+    // The kit's colours come first; the reference's subject arranges the ad (unless a preset does).
+    referenceColors: reference && !kit?.colors.length ? reference.colors : undefined,
+    referenceSubject: reference?.subject,
     referenceImages: await Promise.all(spec.references.map((r, i) => referenceImage(r, `reference_image_urls[${i}]`))),
     sourceVideo: await toFile(spec.sourceVideo, 'source_video', 'source-video'),
     motionVideo: await toFile(spec.motionVideo, 'motion_video', 'motion-video'),
@@ -132,13 +135,26 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
   };
 }
 
-/** The palette of a custom reference (gone since the charge: none). */
-async function customReferenceColors(ctx: AppContext, orgId: string, id: string, workDir: string, signal: AbortSignal | undefined): Promise<string[]> {
+/**
+ * What a custom reference gives the render: its analysed palette (most weight first) and subject
+ * box (referenceStyle); a reference without an analysis: the colours of its first image. Gone
+ * since the charge: nothing.
+ */
+async function customReferenceStyle(
+  ctx: AppContext,
+  orgId: string,
+  id: string,
+  workDir: string,
+  signal: AbortSignal | undefined,
+): Promise<{ colors: string[]; subject: GenerationJob['referenceSubject'] }> {
   const [ref] = await ctx.db
-    .select({ mediaIds: referenceInspirations.mediaIds })
+    .select({ mediaIds: referenceInspirations.mediaIds, analysis: referenceInspirations.analysis })
     .from(referenceInspirations)
     .where(and(eq(referenceInspirations.id, id), eq(referenceInspirations.orgId, orgId)));
-  return ref ? referenceColors(ctx, orgId, ref.mediaIds, workDir, signal) : [];
+  if (!ref) return { colors: [], subject: null };
+  const style = referenceStyle({ analysis: ref.analysis });
+  if (style) return { colors: style.palette.map((c) => c.hex), subject: style.subject };
+  return { colors: await referenceColors(ctx, orgId, ref.mediaIds, workDir, signal), subject: null };
 }
 
 /** Position of a preset among its template's presets (-1 when the catalog no longer has it). */
@@ -213,6 +229,7 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
         logo: inputs.logo,
         fonts: spec.brandKit?.fonts,
         referenceColors: inputs.referenceColors,
+        referenceSubject: inputs.referenceSubject,
         referenceImages: inputs.referenceImages ?? [],
         maxInputPixels: ctx.config.mediaMaxPixels,
         sourceVideo: inputs.sourceVideo,

@@ -81,6 +81,21 @@ const [reference] = await app.service.ctx.db
   .insert(referenceInspirations)
   .values({ orgId: ws.orgId, templateSlug: 'product-spotlight', templateCategory: 'static-ads', mediaKind: 'image', status: 'ready', mediaIds: [refMedia.id] })
   .returning();
+// An analysed reference (as the analysis job stores it): an orange palette, its subject in the upper part.
+const SUBJECT = { x: 0.2, y: 0.05, width: 0.6, height: 0.3 };
+const ANALYSED_COLOUR = '#2E9E5B';
+const [analysed] = await app.service.ctx.db
+  .insert(referenceInspirations)
+  .values({
+    orgId: ws.orgId,
+    templateSlug: 'product-spotlight',
+    templateCategory: 'static-ads',
+    mediaKind: 'image',
+    status: 'ready',
+    mediaIds: [refMedia.id],
+    analysis: [{ kind: 'image', width: 200, height: 200, orientation: 'square', palette: [{ hex: ANALYSED_COLOUR.toLowerCase(), proportion: 0.8 }, { hex: '#ffffff', proportion: 0.2 }], subject: SUBJECT, text_regions: [], text: '', phash: '0000000000000000' }],
+  })
+  .returning();
 
 const base = { type: 'static_ad', template_slug: 'product-spotlight', prompt: PROMPT, aspect_ratio: '9:16', resolution: '1K' };
 const ugcBase = { type: 'ugc_ad', template_slug: 'unboxing-ugc', prompt: 'My honest first impressions', quality_tier: 'low', duration: 4, resolution: '480p', aspect_ratio: '9:16', generate_audio: false };
@@ -209,6 +224,7 @@ const out = await renderAll({
   presetDark: { ...base, template_slug: 'bold-sale-banner', preset_id: 'black-friday-noir' },
   catalogAvatar: { ...base, avatar_id: 'maya-lifestyle' },
   reference: { ...base, custom_reference_inspiration_id: reference.id },
+  analysed: { ...base, custom_reference_inspiration_id: analysed.id, reference_image_urls: [productUrl] },
   ugc: ugcBase,
   ugcAvatar: { ...ugcBase, avatar_id: avatar.body.id },
 });
@@ -365,6 +381,17 @@ t.test('inputs that cannot apply stay a 400 naming the field', async (t) => {
     t.equal(res.status, 400, `${field}: ${res.text}`);
     t.ok(JSON.stringify(res.body.error).includes(field), `names ${field}`);
   }
+});
+
+t.test("an analysed reference: its palette colours the ad, its subject's place arranges it", async (t) => {
+  const got = share(px.analysed, ANALYSED_COLOUR, 24);
+  t.ok(got > 0.2, `the analysed palette's first colour covers ${(got * 100).toFixed(1)}% (the stored image is orange: the analysis is what is used)`);
+  t.ok(share(px.analysed, REF_COLOUR, 24) < 0.01, 'not the raw image colour');
+  const want = layoutOf({ referenceImages: [product], referenceSubject: SUBJECT });
+  t.equal(want.arrangement, 'flipped');
+  const stripes = union(['#FF0000', '#00C800', '#0000FF'].map((c) => bbox(px.analysed, c)));
+  near(t, stripes, want.slots[0], 3, 'the product where the subject is: above the headline');
+  t.ok(stripes.y + stripes.h < want.headline.y + 2, 'product above the headline');
 });
 
 t.test("a custom reference's subject position arranges the ad when no preset does", async (t) => {
