@@ -18,11 +18,12 @@ import { fakeMeta } from './meta-fakes.ts';
 
 const META = await fakeMeta(t);
 const env = {
-  SOCIAL_API_BASE_INSTAGRAM: META.url,
+  // Instagram with Instagram Login: graph.instagram.com and api.instagram.com are the fake's Instagram server.
+  SOCIAL_API_BASE_INSTAGRAM: META.igUrl,
   SOCIAL_API_BASE_FACEBOOK: META.url,
   SOCIAL_API_BASE_THREADS: META.url,
-  SOCIAL_INSTAGRAM_CLIENT_ID: 'meta-app',
-  SOCIAL_INSTAGRAM_CLIENT_SECRET: 'meta-secret',
+  SOCIAL_INSTAGRAM_CLIENT_ID: 'ig-app',
+  SOCIAL_INSTAGRAM_CLIENT_SECRET: 'ig-secret',
   SOCIAL_FACEBOOK_CLIENT_ID: 'meta-app',
   SOCIAL_FACEBOOK_CLIENT_SECRET: 'meta-secret',
 };
@@ -44,7 +45,7 @@ async function stored(a: TestApp, orgId: string, o: { kind: 'image' | 'video'; c
 }
 
 /** A connected account whose platform id the fake knows (IG user, Page or Threads user). */
-async function account(a: TestApp, orgId: string, platform: SocialPlatform, tok = META.grant()) {
+async function account(a: TestApp, orgId: string, platform: SocialPlatform, tok = META.grant(platform === 'instagram' ? 'IGAA' : 'EAAG')) {
   const accountId = META.nextId();
   (platform === 'instagram' ? META.state.igUsers : platform === 'facebook' ? META.state.pages : META.state.threadsUsers).add(accountId);
   const cipher = tokenCipher(await loadTokenKey(a.service.ctx.config));
@@ -159,7 +160,7 @@ t.test('a caption alone is a text post on Facebook (/feed message) and Threads (
   t.match(META.state.containers.get(postOf(done.results[1].post_id).container!), { fields: { media_type: 'TEXT', text: 'just words' }, fetched: null });
 });
 
-t.test('a token expired mid-job (Graph code 190) is refreshed once: fb_exchange_token for Instagram, th_refresh_token for Threads', async (t) => {
+t.test('a token expired mid-job (Graph code 190) is refreshed once: ig_refresh_token for Instagram, th_refresh_token for Threads; a Page token read again for Facebook', async (t) => {
   const cipher = tokenCipher(await loadTokenKey(app.service.ctx.config));
   const image = await stored(app, ws.orgId, { kind: 'image', contentType: 'image/jpeg', bytes: 30_000, width: 1080, height: 1080 });
   for (const platform of ['instagram', 'threads'] as const) {
@@ -177,13 +178,30 @@ t.test('a token expired mid-job (Graph code 190) is refreshed once: fb_exchange_
     t.not(stored, acc.tok.access, 'the new token is stored');
     t.ok(META.state.tokens.has(stored) && row.status === 'connected');
   }
+  // Facebook: the Page token is refused; the stored long-lived user token is exchanged (fb_exchange_token)
+  // and the Page's token read with it; the post is made with that Page token, not the user token.
+  const fb = await account(app, ws.orgId, 'facebook');
+  META.state.tokens.delete(fb.tok.access);
+  const before = META.state.refreshes;
+  const fbStarted = await call(writer, 'publish_media_to_social', { account_ids: [fb.id], caption: 'refresh facebook' });
+  const fbDone = await settled(writer, fbStarted.body.id);
+  t.equal(fbDone.status, 'published', JSON.stringify(fbDone));
+  t.equal(META.state.refreshes - before, 1, 'facebook: refreshed exactly once');
+  t.match(postOf(fbDone.results[0].post_id), { platform: 'facebook', owner: fb.accountId, fields: { message: 'refresh facebook' } });
+  const [fbRow] = await app.service.ctx.sql<{ access_token_enc: string; refresh_token_enc: string }[]>`select access_token_enc, refresh_token_enc from social_accounts where id = ${fb.id}`;
+  t.match(cipher.decrypt(fbRow.access_token_enc), /^EAAGpage-/, 'a Page token is stored');
+  t.ok(META.state.userTokens.has(cipher.decrypt(fbRow.refresh_token_enc)), 'and the new long-lived user token as the refresh token');
   // A long-lived token that expired too: the refresh is refused, the connection needs reauthorization.
-  const gone = await account(app, ws.orgId, 'threads');
-  META.state.tokens.delete(gone.tok.access);
-  META.state.longLived.delete(gone.tok.refresh);
-  const started = await call(writer, 'publish_media_to_social', { account_ids: [gone.id], media_id: image });
-  const done = await settled(writer, started.body.id);
-  t.match(done.results[0], { status: 'failed', error: { code: 'reauthorization_required', message: /Session has expired/ } });
+  for (const platform of ['threads', 'instagram'] as const) {
+    const gone = await account(app, ws.orgId, platform);
+    META.state.tokens.delete(gone.tok.access);
+    META.state.longLived.delete(gone.tok.refresh);
+    const started = await call(writer, 'publish_media_to_social', { account_ids: [gone.id], media_id: image });
+    const done = await settled(writer, started.body.id);
+    t.match(done.results[0], { status: 'failed', error: { code: 'reauthorization_required', message: /Session has expired/ } }, platform);
+    const [row] = await app.service.ctx.sql<{ status: string }[]>`select status from social_accounts where id = ${gone.id}`;
+    t.equal(row.status, 'needs_reauth', `${platform}: needs reauthorization`);
+  }
 });
 
 t.test('a video the platform cannot process fails with its error; the platforms’ limits are checked before anything is queued', async (t) => {
