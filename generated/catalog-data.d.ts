@@ -90,6 +90,7 @@ export interface components {
             label: components["schemas"]["Text160"];
             model: components["schemas"]["Text160"];
             input_mode: components["schemas"]["InputModes"];
+            requires?: components["schemas"]["RequiredInputs"];
             /** @constant */
             output: "image";
             default_aspect_ratio: components["schemas"]["VariantAspectRatio"];
@@ -107,6 +108,7 @@ export interface components {
             label: components["schemas"]["Text160"];
             model: components["schemas"]["Text160"];
             input_mode: components["schemas"]["InputModes"];
+            requires?: components["schemas"]["RequiredInputs"];
             /** @constant */
             output: "video";
             default_aspect_ratio: components["schemas"]["VariantAspectRatio"];
@@ -207,6 +209,8 @@ export interface components {
         Gender: "female" | "male" | "neutral";
         /** @enum {string} */
         Age: "young" | "middle_aged" | "old";
+        /** @description Inputs of input_mode a request must give (the provider's model refuses a request without them): image = reference_image_urls or reference_media_ids, video = source_video_url or source_video_media_id (or the motion video), audio = audio_url or audio_media_id. A request lacking one is a 400 before anything is charged. Checked at load: each is in input_mode. */
+        RequiredInputs: ("image" | "video" | "audio")[];
         InputModes: components["schemas"]["InputMode"][];
         /** @description kebab-case. */
         Slug: string;

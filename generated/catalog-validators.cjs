@@ -2,7 +2,7 @@
 "use strict";
 exports.CatalogDocument = validate21;
 const schema32 = {"description":"spec/catalog.yaml. Slugs are unique across all five sections (checked at load).","type":"object","additionalProperties":false,"required":["static_ads","video_ads","ugc_ads","ai_models","slideshow_templates","slideshow_pricing"],"properties":{"static_ads":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/StaticTemplate"}},"video_ads":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/VideoTemplate","type":"object","properties":{"section":{"const":"video_ads"},"type":{"const":"video_ad"}}}},"ugc_ads":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/VideoTemplate","type":"object","properties":{"section":{"const":"ugc_ads"},"type":{"const":"ugc_ad"}}}},"ai_models":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/AiModel"}},"slideshow_templates":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/SlideshowTemplate"}},"slideshow_pricing":{"$ref":"#/$defs/SlideshowPricing"}}};
-const schema91 = {"description":"Price of POST /slideshows: credits_per_slide × slide_count, whatever the aspect ratio, inputs or overlays (each slide is rendered, stored and placed on the editor timeline; the carousel MP4 is included).","type":"object","additionalProperties":false,"required":["credits_per_slide"],"properties":{"credits_per_slide":{"description":"Credits per slide.","type":"integer","minimum":1,"maximum":10000}}};
+const schema93 = {"description":"Price of POST /slideshows: credits_per_slide × slide_count, whatever the aspect ratio, inputs or overlays (each slide is rendered, stored and placed on the editor timeline; the carousel MP4 is included).","type":"object","additionalProperties":false,"required":["credits_per_slide"],"properties":{"credits_per_slide":{"description":"Credits per slide.","type":"integer","minimum":1,"maximum":10000}}};
 const schema33 = {"type":"object","additionalProperties":false,"required":["slug","title","preview_image","section","default_aspect_ratio","default_resolution","credits","presets"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"preview_image":{"$ref":"#/$defs/SvgPath"},"section":{"type":"string","const":"static_ads"},"default_aspect_ratio":{"$ref":"#/$defs/AspectRatio"},"default_resolution":{"type":"string","enum":["1K","2K"]},"credits":{"description":"Credits per generated image.","type":"integer","minimum":1,"maximum":10000},"presets":{"$ref":"#/$defs/Presets"}}};
 const schema34 = {"description":"kebab-case.","type":"string","maxLength":160,"pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"};
 const schema35 = {"type":"string","minLength":1,"maxLength":160,"pattern":"\\S"};
@@ -1540,8 +1540,9 @@ validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 const schema56 = {"description":"Checked at load: variant ids are unique within the model and default_variant_id names one of them.","type":"object","additionalProperties":false,"required":["slug","title","description","default_variant_id","variants"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"description":{"$ref":"#/$defs/Text1000"},"default_variant_id":{"$ref":"#/$defs/Text160"},"variants":{"type":"array","minItems":1,"maxItems":10,"items":{"$ref":"#/$defs/AiVariant"}}}};
 const schema59 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"\\S"};
 const schema61 = {"description":"An image or a video variant, by `output`.","type":"object","required":["output"],"properties":{"output":{"description":"Internal: what the variant produces.","type":"string","enum":["image","video"]}},"discriminator":{"propertyName":"output"},"oneOf":[{"$ref":"#/$defs/ImageVariant"},{"$ref":"#/$defs/VideoVariant"}]};
-const schema62 = {"description":"Makes images; duration does not apply (default_duration is always 1).","type":"object","additionalProperties":false,"required":["id","label","model","input_mode","output","default_aspect_ratio","default_duration","default_resolution","credits"],"properties":{"id":{"$ref":"#/$defs/Slug"},"label":{"$ref":"#/$defs/Text160"},"model":{"$ref":"#/$defs/Text160"},"input_mode":{"$ref":"#/$defs/InputModes"},"output":{"type":"string","const":"image"},"default_aspect_ratio":{"$ref":"#/$defs/VariantAspectRatio"},"default_duration":{"type":"integer","const":1},"default_resolution":{"type":"string","enum":["1K","2K","4K"]},"credits":{"description":"Credits per image.","type":"integer","minimum":1,"maximum":100000},"provider":{"$ref":"#/$defs/ProviderModel"}}};
-const schema68 = {"type":"string","enum":["1:1","9:16","16:9","4:5","auto"]};
+const schema62 = {"description":"Makes images; duration does not apply (default_duration is always 1).","type":"object","additionalProperties":false,"required":["id","label","model","input_mode","output","default_aspect_ratio","default_duration","default_resolution","credits"],"properties":{"id":{"$ref":"#/$defs/Slug"},"label":{"$ref":"#/$defs/Text160"},"model":{"$ref":"#/$defs/Text160"},"input_mode":{"$ref":"#/$defs/InputModes"},"requires":{"$ref":"#/$defs/RequiredInputs"},"output":{"type":"string","const":"image"},"default_aspect_ratio":{"$ref":"#/$defs/VariantAspectRatio"},"default_duration":{"type":"integer","const":1},"default_resolution":{"type":"string","enum":["1K","2K","4K"]},"credits":{"description":"Credits per image.","type":"integer","minimum":1,"maximum":100000},"provider":{"$ref":"#/$defs/ProviderModel"}}};
+const schema68 = {"description":"Inputs of input_mode a request must give (the provider's model refuses a request without them): image = reference_image_urls or reference_media_ids, video = source_video_url or source_video_media_id (or the motion video), audio = audio_url or audio_media_id. A request lacking one is a 400 before anything is charged. Checked at load: each is in input_mode.","type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"type":"string","enum":["image","video","audio"]}};
+const schema69 = {"type":"string","enum":["1:1","9:16","16:9","4:5","auto"]};
 const schema66 = {"type":"array","minItems":1,"maxItems":4,"uniqueItems":true,"items":{"$ref":"#/$defs/InputMode"}};
 const schema67 = {"type":"string","enum":["text","image","video","audio"]};
 
@@ -1636,8 +1637,8 @@ return errors === 0;
 }
 validate44.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema69 = {"description":"Internal: the hosted model that makes this variant when its provider has a key configured (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY); without a key, or without this block, the local renderer makes it. Our request maps onto the model's input by `input_names` (defaults below; null leaves a field out). See the README, \"Generation providers\".","type":"object","additionalProperties":false,"required":["name","model"],"properties":{"name":{"description":"replicate (predictions API), fal (queue API) or openai (Images API).","type":"string","enum":["replicate","fal","openai"]},"model":{"description":"replicate: \"owner/name\" (POST /v1/models/{owner}/{name}/predictions); fal: the endpoint id, e.g. \"fal-ai/veo3/fast\"; openai: the image model, e.g. \"gpt-image-1\".","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$","maxLength":200},"version":{"description":"replicate only: a version id; then POST /v1/predictions with {version, input}.","type":"string","pattern":"^[a-f0-9]{64}$"},"input_names":{"description":"Input field per request field. Defaults: prompt \"prompt\", aspect_ratio \"aspect_ratio\", seed \"seed\" (replicate, fal; derived from the generation id), image (\"image\" on replicate, \"image_url\" on fal; reference images as data URIs), and for videos duration \"duration\" and resolution \"resolution\". video and audio (source/motion video, audio track) are sent only when named.","type":"object","additionalProperties":false,"properties":{"prompt":{"$ref":"#/$defs/ProviderInputName"},"aspect_ratio":{"$ref":"#/$defs/ProviderInputName"},"resolution":{"$ref":"#/$defs/ProviderInputName"},"duration":{"$ref":"#/$defs/ProviderInputName"},"seed":{"$ref":"#/$defs/ProviderInputName"},"image":{"$ref":"#/$defs/ProviderInputName"},"video":{"$ref":"#/$defs/ProviderInputName"},"audio":{"$ref":"#/$defs/ProviderInputName"}}},"image_list":{"description":"Send the reference images as a list (e.g. image_urls) rather than the first one alone.","type":"boolean"},"duration_format":{"description":"How duration is sent: integer 8 (default), string \"8\", or seconds \"8s\".","type":"string","enum":["integer","string","seconds"]},"input":{"description":"Fixed extra input sent as is (e.g. {output_format: png}).","type":"object","maxProperties":20}}};
-const schema70 = {"oneOf":[{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},{"type":"null"}]};
+const schema70 = {"description":"Internal: the hosted model that makes this variant when its provider has a key configured (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY); without a key, or without this block, the local renderer makes it. Our request maps onto the model's input by `input_names` (defaults below; null leaves a field out). See the README, \"Generation providers\".","type":"object","additionalProperties":false,"required":["name","model"],"properties":{"name":{"description":"replicate (predictions API), fal (queue API) or openai (Images API).","type":"string","enum":["replicate","fal","openai"]},"model":{"description":"replicate: \"owner/name\" (POST /v1/models/{owner}/{name}/predictions); fal: the endpoint id, e.g. \"fal-ai/veo3/fast\"; openai: the image model, e.g. \"gpt-image-1\".","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$","maxLength":200},"version":{"description":"replicate only: a version id; then POST /v1/predictions with {version, input}.","type":"string","pattern":"^[a-f0-9]{64}$"},"input_names":{"description":"Input field per request field. Defaults: prompt \"prompt\", aspect_ratio \"aspect_ratio\", seed \"seed\" (replicate, fal; derived from the generation id), image (\"image\" on replicate, \"image_url\" on fal; reference images as data URIs), and for videos duration \"duration\" and resolution \"resolution\". video and audio (source/motion video, audio track) are sent only when named.","type":"object","additionalProperties":false,"properties":{"prompt":{"$ref":"#/$defs/ProviderInputName"},"aspect_ratio":{"$ref":"#/$defs/ProviderInputName"},"resolution":{"$ref":"#/$defs/ProviderInputName"},"duration":{"$ref":"#/$defs/ProviderInputName"},"seed":{"$ref":"#/$defs/ProviderInputName"},"image":{"$ref":"#/$defs/ProviderInputName"},"video":{"$ref":"#/$defs/ProviderInputName"},"audio":{"$ref":"#/$defs/ProviderInputName"}}},"image_list":{"description":"Send the reference images as a list (e.g. image_urls) rather than the first one alone.","type":"boolean"},"duration_format":{"description":"How duration is sent: integer 8 (default), string \"8\", or seconds \"8s\".","type":"string","enum":["integer","string","seconds"]},"input":{"description":"Fixed extra input sent as is (e.g. {output_format: png}).","type":"object","maxProperties":20}}};
+const schema71 = {"oneOf":[{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},{"type":"null"}]};
 const pattern21 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$", "u");
 const pattern22 = new RegExp("^[a-f0-9]{64}$", "u");
 const pattern23 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
@@ -1698,7 +1699,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((data0 === "replicate") || (data0 === "fal")) || (data0 === "openai"))){
-const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/enum",keyword:"enum",params:{allowedValues: schema69.properties.name.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/enum",keyword:"enum",params:{allowedValues: schema70.properties.name.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2436,7 +2437,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!(((data13 === "integer") || (data13 === "string")) || (data13 === "seconds"))){
-const err46 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/enum",keyword:"enum",params:{allowedValues: schema69.properties.duration_format.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/enum",keyword:"enum",params:{allowedValues: schema70.properties.duration_format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2732,10 +2733,11 @@ vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.error
 errors = vErrors.length;
 }
 }
-if(data.output !== undefined){
-let data4 = data.output;
-if(typeof data4 !== "string"){
-const err21 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.requires !== undefined){
+let data4 = data.requires;
+if(Array.isArray(data4)){
+if(data4.length > 3){
+const err21 = {instancePath:instancePath+"/requires",schemaPath:"#/$defs/RequiredInputs/maxItems",keyword:"maxItems",params:{limit: 3},message:"must NOT have more than 3 items"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2744,8 +2746,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-if("image" !== data4){
-const err22 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant"};
+if(data4.length < 1){
+const err22 = {instancePath:instancePath+"/requires",schemaPath:"#/$defs/RequiredInputs/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2754,11 +2756,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-if(data.default_aspect_ratio !== undefined){
-let data5 = data.default_aspect_ratio;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
 if(typeof data5 !== "string"){
-const err23 = {instancePath:instancePath+"/default_aspect_ratio",schemaPath:"#/$defs/VariantAspectRatio/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err23 = {instancePath:instancePath+"/requires/" + i0,schemaPath:"#/$defs/RequiredInputs/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2767,8 +2769,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!(((((data5 === "1:1") || (data5 === "9:16")) || (data5 === "16:9")) || (data5 === "4:5")) || (data5 === "auto"))){
-const err24 = {instancePath:instancePath+"/default_aspect_ratio",schemaPath:"#/$defs/VariantAspectRatio/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values"};
+if(!(((data5 === "image") || (data5 === "video")) || (data5 === "audio"))){
+const err24 = {instancePath:instancePath+"/requires/" + i0,schemaPath:"#/$defs/RequiredInputs/items/enum",keyword:"enum",params:{allowedValues: schema68.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2778,10 +2780,18 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.default_duration !== undefined){
-let data6 = data.default_duration;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err25 = {instancePath:instancePath+"/default_duration",schemaPath:"#/properties/default_duration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let i1 = data4.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data4[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err25 = {instancePath:instancePath+"/requires",schemaPath:"#/$defs/RequiredInputs/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2789,9 +2799,14 @@ else {
 vErrors.push(err25);
 }
 errors++;
+break;
 }
-if(1 !== data6){
-const err26 = {instancePath:instancePath+"/default_duration",schemaPath:"#/properties/default_duration/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/requires",schemaPath:"#/$defs/RequiredInputs/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2801,10 +2816,10 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.default_resolution !== undefined){
-let data7 = data.default_resolution;
-if(typeof data7 !== "string"){
-const err27 = {instancePath:instancePath+"/default_resolution",schemaPath:"#/properties/default_resolution/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.output !== undefined){
+let data6 = data.output;
+if(typeof data6 !== "string"){
+const err27 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2813,8 +2828,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(!(((data7 === "1K") || (data7 === "2K")) || (data7 === "4K"))){
-const err28 = {instancePath:instancePath+"/default_resolution",schemaPath:"#/properties/default_resolution/enum",keyword:"enum",params:{allowedValues: schema62.properties.default_resolution.enum},message:"must be equal to one of the allowed values"};
+if("image" !== data6){
+const err28 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2824,10 +2839,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.credits !== undefined){
-let data8 = data.credits;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err29 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.default_aspect_ratio !== undefined){
+let data7 = data.default_aspect_ratio;
+if(typeof data7 !== "string"){
+const err29 = {instancePath:instancePath+"/default_aspect_ratio",schemaPath:"#/$defs/VariantAspectRatio/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -2836,9 +2851,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 100000 || isNaN(data8)){
-const err30 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(!(((((data7 === "1:1") || (data7 === "9:16")) || (data7 === "16:9")) || (data7 === "4:5")) || (data7 === "auto"))){
+const err30 = {instancePath:instancePath+"/default_aspect_ratio",schemaPath:"#/$defs/VariantAspectRatio/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2847,13 +2861,83 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(data8 < 1 || isNaN(data8)){
-const err31 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.default_duration !== undefined){
+let data8 = data.default_duration;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err31 = {instancePath:instancePath+"/default_duration",schemaPath:"#/properties/default_duration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
+}
+errors++;
+}
+if(1 !== data8){
+const err32 = {instancePath:instancePath+"/default_duration",schemaPath:"#/properties/default_duration/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.default_resolution !== undefined){
+let data9 = data.default_resolution;
+if(typeof data9 !== "string"){
+const err33 = {instancePath:instancePath+"/default_resolution",schemaPath:"#/properties/default_resolution/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!(((data9 === "1K") || (data9 === "2K")) || (data9 === "4K"))){
+const err34 = {instancePath:instancePath+"/default_resolution",schemaPath:"#/properties/default_resolution/enum",keyword:"enum",params:{allowedValues: schema62.properties.default_resolution.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data.credits !== undefined){
+let data10 = data.credits;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err35 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 100000 || isNaN(data10)){
+const err36 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data10 < 1 || isNaN(data10)){
+const err37 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
 }
 errors++;
 }
@@ -2867,12 +2951,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err32];
+vErrors = [err38];
 }
 else {
-vErrors.push(err32);
+vErrors.push(err38);
 }
 errors++;
 }
@@ -2881,7 +2965,7 @@ return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema78 = {"description":"Makes videos. Checked at load: default_duration is one of duration_options, duration_options ascend, and credits = credits_per_second × default_duration.","type":"object","additionalProperties":false,"required":["id","label","model","input_mode","output","default_aspect_ratio","default_duration","duration_options","default_resolution","credits","credits_per_second"],"properties":{"id":{"$ref":"#/$defs/Slug"},"label":{"$ref":"#/$defs/Text160"},"model":{"$ref":"#/$defs/Text160"},"input_mode":{"$ref":"#/$defs/InputModes"},"output":{"type":"string","const":"video"},"default_aspect_ratio":{"$ref":"#/$defs/VariantAspectRatio"},"default_duration":{"$ref":"#/$defs/Duration"},"duration_options":{"$ref":"#/$defs/DurationOptions"},"default_resolution":{"$ref":"#/$defs/VideoResolution"},"credits":{"description":"Credits per video at default_duration.","type":"integer","minimum":1,"maximum":100000},"credits_per_second":{"$ref":"#/$defs/CreditsPerSecond"},"provider":{"$ref":"#/$defs/ProviderModel"}}};
+const schema79 = {"description":"Makes videos. Checked at load: default_duration is one of duration_options, duration_options ascend, and credits = credits_per_second × default_duration.","type":"object","additionalProperties":false,"required":["id","label","model","input_mode","output","default_aspect_ratio","default_duration","duration_options","default_resolution","credits","credits_per_second"],"properties":{"id":{"$ref":"#/$defs/Slug"},"label":{"$ref":"#/$defs/Text160"},"model":{"$ref":"#/$defs/Text160"},"input_mode":{"$ref":"#/$defs/InputModes"},"requires":{"$ref":"#/$defs/RequiredInputs"},"output":{"type":"string","const":"video"},"default_aspect_ratio":{"$ref":"#/$defs/VariantAspectRatio"},"default_duration":{"$ref":"#/$defs/Duration"},"duration_options":{"$ref":"#/$defs/DurationOptions"},"default_resolution":{"$ref":"#/$defs/VideoResolution"},"credits":{"description":"Credits per video at default_duration.","type":"integer","minimum":1,"maximum":100000},"credits_per_second":{"$ref":"#/$defs/CreditsPerSecond"},"provider":{"$ref":"#/$defs/ProviderModel"}}};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3005,7 +3089,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func8.call(schema78.properties, key0))){
+if(!(func8.call(schema79.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -3147,10 +3231,11 @@ vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.error
 errors = vErrors.length;
 }
 }
-if(data.output !== undefined){
-let data4 = data.output;
-if(typeof data4 !== "string"){
-const err23 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.requires !== undefined){
+let data4 = data.requires;
+if(Array.isArray(data4)){
+if(data4.length > 3){
+const err23 = {instancePath:instancePath+"/requires",schemaPath:"#/$defs/RequiredInputs/maxItems",keyword:"maxItems",params:{limit: 3},message:"must NOT have more than 3 items"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3159,8 +3244,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if("video" !== data4){
-const err24 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/const",keyword:"const",params:{allowedValue: "video"},message:"must be equal to constant"};
+if(data4.length < 1){
+const err24 = {instancePath:instancePath+"/requires",schemaPath:"#/$defs/RequiredInputs/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3169,11 +3254,11 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-if(data.default_aspect_ratio !== undefined){
-let data5 = data.default_aspect_ratio;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
 if(typeof data5 !== "string"){
-const err25 = {instancePath:instancePath+"/default_aspect_ratio",schemaPath:"#/$defs/VariantAspectRatio/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err25 = {instancePath:instancePath+"/requires/" + i0,schemaPath:"#/$defs/RequiredInputs/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3182,8 +3267,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!(((((data5 === "1:1") || (data5 === "9:16")) || (data5 === "16:9")) || (data5 === "4:5")) || (data5 === "auto"))){
-const err26 = {instancePath:instancePath+"/default_aspect_ratio",schemaPath:"#/$defs/VariantAspectRatio/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values"};
+if(!(((data5 === "image") || (data5 === "video")) || (data5 === "audio"))){
+const err26 = {instancePath:instancePath+"/requires/" + i0,schemaPath:"#/$defs/RequiredInputs/items/enum",keyword:"enum",params:{allowedValues: schema68.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3193,10 +3278,18 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.default_duration !== undefined){
-let data6 = data.default_duration;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err27 = {instancePath:instancePath+"/default_duration",schemaPath:"#/$defs/Duration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let i1 = data4.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data4[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err27 = {instancePath:instancePath+"/requires",schemaPath:"#/$defs/RequiredInputs/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3204,10 +3297,14 @@ else {
 vErrors.push(err27);
 }
 errors++;
+break;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 30 || isNaN(data6)){
-const err28 = {instancePath:instancePath+"/default_duration",schemaPath:"#/$defs/Duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 30},message:"must be <= 30"};
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/requires",schemaPath:"#/$defs/RequiredInputs/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3216,13 +3313,83 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(data6 < 1 || isNaN(data6)){
-const err29 = {instancePath:instancePath+"/default_duration",schemaPath:"#/$defs/Duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.output !== undefined){
+let data6 = data.output;
+if(typeof data6 !== "string"){
+const err29 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+if("video" !== data6){
+const err30 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/const",keyword:"const",params:{allowedValue: "video"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.default_aspect_ratio !== undefined){
+let data7 = data.default_aspect_ratio;
+if(typeof data7 !== "string"){
+const err31 = {instancePath:instancePath+"/default_aspect_ratio",schemaPath:"#/$defs/VariantAspectRatio/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(!(((((data7 === "1:1") || (data7 === "9:16")) || (data7 === "16:9")) || (data7 === "4:5")) || (data7 === "auto"))){
+const err32 = {instancePath:instancePath+"/default_aspect_ratio",schemaPath:"#/$defs/VariantAspectRatio/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.default_duration !== undefined){
+let data8 = data.default_duration;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err33 = {instancePath:instancePath+"/default_duration",schemaPath:"#/$defs/Duration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 30 || isNaN(data8)){
+const err34 = {instancePath:instancePath+"/default_duration",schemaPath:"#/$defs/Duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 30},message:"must be <= 30"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(data8 < 1 || isNaN(data8)){
+const err35 = {instancePath:instancePath+"/default_duration",schemaPath:"#/$defs/Duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
 }
 errors++;
 }
@@ -3235,78 +3402,9 @@ errors = vErrors.length;
 }
 }
 if(data.default_resolution !== undefined){
-let data8 = data.default_resolution;
-if(typeof data8 !== "string"){
-const err30 = {instancePath:instancePath+"/default_resolution",schemaPath:"#/$defs/VideoResolution/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-if(!(((data8 === "480p") || (data8 === "720p")) || (data8 === "1080p"))){
-const err31 = {instancePath:instancePath+"/default_resolution",schemaPath:"#/$defs/VideoResolution/enum",keyword:"enum",params:{allowedValues: schema46.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-if(data.credits !== undefined){
-let data9 = data.credits;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err32 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 100000 || isNaN(data9)){
-const err33 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if(data9 < 1 || isNaN(data9)){
-const err34 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-}
-if(data.credits_per_second !== undefined){
-let data10 = data.credits_per_second;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err35 = {instancePath:instancePath+"/credits_per_second",schemaPath:"#/$defs/CreditsPerSecond/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 10000 || isNaN(data10)){
-const err36 = {instancePath:instancePath+"/credits_per_second",schemaPath:"#/$defs/CreditsPerSecond/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+let data10 = data.default_resolution;
+if(typeof data10 !== "string"){
+const err36 = {instancePath:instancePath+"/default_resolution",schemaPath:"#/$defs/VideoResolution/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -3315,13 +3413,82 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data10 < 1 || isNaN(data10)){
-const err37 = {instancePath:instancePath+"/credits_per_second",schemaPath:"#/$defs/CreditsPerSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(!(((data10 === "480p") || (data10 === "720p")) || (data10 === "1080p"))){
+const err37 = {instancePath:instancePath+"/default_resolution",schemaPath:"#/$defs/VideoResolution/enum",keyword:"enum",params:{allowedValues: schema46.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
 else {
 vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data.credits !== undefined){
+let data11 = data.credits;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err38 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 100000 || isNaN(data11)){
+const err39 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data11 < 1 || isNaN(data11)){
+const err40 = {instancePath:instancePath+"/credits",schemaPath:"#/properties/credits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+if(data.credits_per_second !== undefined){
+let data12 = data.credits_per_second;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err41 = {instancePath:instancePath+"/credits_per_second",schemaPath:"#/$defs/CreditsPerSecond/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 10000 || isNaN(data12)){
+const err42 = {instancePath:instancePath+"/credits_per_second",schemaPath:"#/$defs/CreditsPerSecond/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data12 < 1 || isNaN(data12)){
+const err43 = {instancePath:instancePath+"/credits_per_second",schemaPath:"#/$defs/CreditsPerSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
 }
 errors++;
 }
@@ -3335,12 +3502,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err38];
+vErrors = [err44];
 }
 else {
-vErrors.push(err38);
+vErrors.push(err44);
 }
 errors++;
 }
@@ -3752,8 +3919,8 @@ return errors === 0;
 }
 validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema86 = {"type":"object","additionalProperties":false,"required":["slug","title","preview_image","default_aspect_ratio","accepts_media_kinds"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"preview_image":{"$ref":"#/$defs/SvgPath"},"default_aspect_ratio":{"description":"Only drives the preview image shape.","$ref":"#/$defs/AspectRatio"},"accepts_media_kinds":{"type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"$ref":"#/$defs/MediaKind"}}}};
-const schema90 = {"type":"string","enum":["image","slideshow","video"]};
+const schema88 = {"type":"object","additionalProperties":false,"required":["slug","title","preview_image","default_aspect_ratio","accepts_media_kinds"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"preview_image":{"$ref":"#/$defs/SvgPath"},"default_aspect_ratio":{"description":"Only drives the preview image shape.","$ref":"#/$defs/AspectRatio"},"accepts_media_kinds":{"type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"$ref":"#/$defs/MediaKind"}}}};
+const schema92 = {"type":"string","enum":["image","slideshow","video"]};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3974,7 +4141,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data5 === "image") || (data5 === "slideshow")) || (data5 === "video"))){
-const err18 = {instancePath:instancePath+"/accepts_media_kinds/" + i0,schemaPath:"#/$defs/MediaKind/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/accepts_media_kinds/" + i0,schemaPath:"#/$defs/MediaKind/enum",keyword:"enum",params:{allowedValues: schema92.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4489,12 +4656,12 @@ return errors === 0;
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.VoicesDocument = validate59;
-const schema92 = {"description":"spec/voices.yaml. Voice ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["voices"],"properties":{"voices":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Voice"}}}};
-const schema93 = {"type":"object","additionalProperties":false,"required":["id","name","preview","source","locale","credits_9_16","credits_16_9","gender","age","style_tags","recommendation_summary","espeak_voice"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"preview":{"description":"The spoken sample (voices/<id>.wav), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:wav|mp3|ogg)$"},"source":{"type":"string","enum":["built_in"]},"locale":{"type":"array","minItems":1,"maxItems":20,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"}},"credits_9_16":{"type":"integer","minimum":0,"maximum":100000},"credits_16_9":{"type":"integer","minimum":0,"maximum":100000},"gender":{"$ref":"#/$defs/Gender"},"age":{"$ref":"#/$defs/Age"},"style_tags":{"$ref":"#/$defs/StyleTags"},"recommendation_summary":{"$ref":"#/$defs/Text500"},"espeak_voice":{"description":"Internal: the espeak-ng voice (language[+variant]) for local TTS, like \"en-us\" or \"en-us+f3\".","type":"string","maxLength":80,"pattern":"^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"}}};
-const schema97 = {"type":"string","enum":["female","male","neutral"]};
-const schema98 = {"type":"string","enum":["young","middle_aged","old"]};
-const schema99 = {"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"type":"string","maxLength":160,"pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"}};
-const schema100 = {"type":"string","minLength":1,"maxLength":500,"pattern":"\\S"};
+const schema94 = {"description":"spec/voices.yaml. Voice ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["voices"],"properties":{"voices":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Voice"}}}};
+const schema95 = {"type":"object","additionalProperties":false,"required":["id","name","preview","source","locale","credits_9_16","credits_16_9","gender","age","style_tags","recommendation_summary","espeak_voice"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"preview":{"description":"The spoken sample (voices/<id>.wav), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:wav|mp3|ogg)$"},"source":{"type":"string","enum":["built_in"]},"locale":{"type":"array","minItems":1,"maxItems":20,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"}},"credits_9_16":{"type":"integer","minimum":0,"maximum":100000},"credits_16_9":{"type":"integer","minimum":0,"maximum":100000},"gender":{"$ref":"#/$defs/Gender"},"age":{"$ref":"#/$defs/Age"},"style_tags":{"$ref":"#/$defs/StyleTags"},"recommendation_summary":{"$ref":"#/$defs/Text500"},"espeak_voice":{"description":"Internal: the espeak-ng voice (language[+variant]) for local TTS, like \"en-us\" or \"en-us+f3\".","type":"string","maxLength":80,"pattern":"^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"}}};
+const schema99 = {"type":"string","enum":["female","male","neutral"]};
+const schema100 = {"type":"string","enum":["young","middle_aged","old"]};
+const schema101 = {"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"type":"string","maxLength":160,"pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"}};
+const schema102 = {"type":"string","minLength":1,"maxLength":500,"pattern":"\\S"};
 const pattern39 = new RegExp("\\.(?:wav|mp3|ogg)$", "u");
 const pattern40 = new RegExp("^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$", "u");
 const pattern43 = new RegExp("^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$", "u");
@@ -4631,7 +4798,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func8.call(schema93.properties, key0))){
+if(!(func8.call(schema95.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -4792,7 +4959,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "built_in")){
-const err26 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema93.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema95.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4970,7 +5137,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data8 === "female") || (data8 === "male")) || (data8 === "neutral"))){
-const err40 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema99.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -4993,7 +5160,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!(((data9 === "young") || (data9 === "middle_aged")) || (data9 === "old"))){
-const err42 = {instancePath:instancePath+"/age",schemaPath:"#/$defs/Age/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/age",schemaPath:"#/$defs/Age/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -5287,8 +5454,8 @@ return errors === 0;
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.AvatarsDocument = validate62;
-const schema101 = {"description":"spec/avatars.yaml. Avatar ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["avatars"],"properties":{"avatars":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Avatar"}}}};
-const schema102 = {"type":"object","additionalProperties":false,"required":["id","name","image","video","description","gender","style_tags"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"image":{"$ref":"#/$defs/SvgPath"},"video":{"description":"A presenter clip (avatars/<id>.mp4), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:mp4|webm)$"},"description":{"$ref":"#/$defs/Text500"},"gender":{"$ref":"#/$defs/Gender"},"style_tags":{"$ref":"#/$defs/StyleTags"}}};
+const schema103 = {"description":"spec/avatars.yaml. Avatar ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["avatars"],"properties":{"avatars":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Avatar"}}}};
+const schema104 = {"type":"object","additionalProperties":false,"required":["id","name","image","video","description","gender","style_tags"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"image":{"$ref":"#/$defs/SvgPath"},"video":{"description":"A presenter clip (avatars/<id>.mp4), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:mp4|webm)$"},"description":{"$ref":"#/$defs/Text500"},"gender":{"$ref":"#/$defs/Gender"},"style_tags":{"$ref":"#/$defs/StyleTags"}}};
 const pattern47 = new RegExp("\\.(?:mp4|webm)$", "u");
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5585,7 +5752,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data5 === "female") || (data5 === "male")) || (data5 === "neutral"))){
-const err25 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema99.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }

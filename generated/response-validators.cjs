@@ -1611,7 +1611,7 @@ return errors === 0;
 validate25.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema39 = {"type":"object","description":"An AI model. Its slug is passed as model_slug and a variant id as variant_id.","additionalProperties":false,"required":["slug","title","description","default_variant_id","variants"],"properties":{"slug":{"type":"string","description":"Passed as model_slug.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"description":{"type":"string","maxLength":2000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"default_variant_id":{"type":"string","description":"The variant used when variant_id is omitted.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"variants":{"type":"array","maxItems":50,"items":{"$ref":"https://media-api.local/components#/$defs/AiModelVariant"}}}};
-const schema40 = {"type":"object","description":"A variant of an AI model. Its id is passed as variant_id.","additionalProperties":false,"required":["id","label","model","input_mode","default_aspect_ratio","default_duration","default_resolution","credits"],"properties":{"id":{"type":"string","description":"Passed as variant_id.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"label":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"model":{"type":"string","description":"The underlying generation model.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$"},"input_mode":{"type":"string","description":"The inputs the variant takes, joined with `+`, always starting with text (the prompt): `text` (prompt only), `text+image` (reference images or reference_media_ids), `text+video` (source_video_url / source_video_media_id or motion video), `text+audio` (audio_url / audio_media_id), or combinations such as `text+image+audio`.","maxLength":40,"pattern":"^text(\\+(image|video|audio))*$"},"default_aspect_ratio":{"type":"string","maxLength":24,"pattern":"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$"},"default_duration":{"type":"integer","format":"int32","description":"Seconds; 1 for image variants (duration is ignored for images).","minimum":1,"maximum":30},"default_resolution":{"type":"string","maxLength":24,"pattern":"^[0-9A-Za-z]+$"},"credits":{"type":["integer","null"],"format":"int64","description":"Credits for one output at default_duration; null when priced only at request time.","minimum":0,"maximum":1000000000}}};
+const schema40 = {"type":"object","description":"A variant of an AI model. Its id is passed as variant_id.","additionalProperties":false,"required":["id","label","model","input_mode","default_aspect_ratio","default_duration","default_resolution","credits"],"properties":{"id":{"type":"string","description":"Passed as variant_id.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"label":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"model":{"type":"string","description":"The underlying generation model.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$"},"input_mode":{"type":"string","description":"The inputs the variant takes, joined with `+`, always starting with text (the prompt): `text` (prompt only), `text+image` (reference images or reference_media_ids), `text+video` (source_video_url / source_video_media_id or motion video), `text+audio` (audio_url / audio_media_id), or combinations such as `text+image+audio`.","maxLength":40,"pattern":"^text(\\+(image|video|audio))*$"},"required_inputs":{"type":"array","description":"Inputs of input_mode this variant cannot do without (absent: none); a request lacking one is a 400 naming the field, before anything is charged.","maxItems":3,"uniqueItems":true,"items":{"type":"string","enum":["image","video","audio"]}},"default_aspect_ratio":{"type":"string","maxLength":24,"pattern":"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$"},"default_duration":{"type":"integer","format":"int32","description":"Seconds; 1 for image variants (duration is ignored for images).","minimum":1,"maximum":30},"default_resolution":{"type":"string","maxLength":24,"pattern":"^[0-9A-Za-z]+$"},"credits":{"type":["integer","null"],"format":"int64","description":"Credits for one output at default_duration; null when priced only at request time.","minimum":0,"maximum":1000000000}}};
 const pattern21 = new RegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
 const pattern26 = new RegExp("^text(\\+(image|video|audio))*$", "u");
 
@@ -1926,7 +1926,7 @@ vErrors.push(err26);
 errors++;
 }
 for(const key1 in data5){
-if(!((((((((key1 === "id") || (key1 === "label")) || (key1 === "model")) || (key1 === "input_mode")) || (key1 === "default_aspect_ratio")) || (key1 === "default_duration")) || (key1 === "default_resolution")) || (key1 === "credits"))){
+if(!(func10.call(schema40.properties, key1))){
 const err27 = {instancePath:instancePath+"/variants/" + i0,schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err27];
@@ -2077,11 +2077,11 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data5.default_aspect_ratio !== undefined){
-let data10 = data5.default_aspect_ratio;
-if(typeof data10 === "string"){
-if(func1(data10) > 24){
-const err40 = {instancePath:instancePath+"/variants/" + i0+"/default_aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_aspect_ratio/maxLength",keyword:"maxLength",params:{limit: 24},message:"must NOT have more than 24 characters"};
+if(data5.required_inputs !== undefined){
+let data10 = data5.required_inputs;
+if(Array.isArray(data10)){
+if(data10.length > 3){
+const err40 = {instancePath:instancePath+"/variants/" + i0+"/required_inputs",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/required_inputs/maxItems",keyword:"maxItems",params:{limit: 3},message:"must NOT have more than 3 items"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2090,8 +2090,11 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!pattern6.test(data10)){
-const err41 = {instancePath:instancePath+"/variants/" + i0+"/default_aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_aspect_ratio/pattern",keyword:"pattern",params:{pattern: "^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$"},message:"must match pattern \""+"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$"+"\""};
+const len1 = data10.length;
+for(let i1=0; i1<len1; i1++){
+let data11 = data10[i1];
+if(typeof data11 !== "string"){
+const err41 = {instancePath:instancePath+"/variants/" + i0+"/required_inputs/" + i1,schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/required_inputs/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2100,9 +2103,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-else {
-const err42 = {instancePath:instancePath+"/variants/" + i0+"/default_aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data11 === "image") || (data11 === "video")) || (data11 === "audio"))){
+const err42 = {instancePath:instancePath+"/variants/" + i0+"/required_inputs/" + i1,schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/required_inputs/items/enum",keyword:"enum",params:{allowedValues: schema40.properties.required_inputs.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2112,10 +2114,18 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data5.default_duration !== undefined){
-let data11 = data5.default_duration;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err43 = {instancePath:instancePath+"/variants/" + i0+"/default_duration",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_duration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let i2 = data10.length;
+let j0;
+if(i2 > 1){
+const indices0 = {};
+for(;i2--;){
+let item0 = data10[i2];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err43 = {instancePath:instancePath+"/variants/" + i0+"/required_inputs",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/required_inputs/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2123,10 +2133,14 @@ else {
 vErrors.push(err43);
 }
 errors++;
+break;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 30 || isNaN(data11)){
-const err44 = {instancePath:instancePath+"/variants/" + i0+"/default_duration",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 30},message:"must be <= 30"};
+indices0[item0] = i2;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/variants/" + i0+"/required_inputs",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/required_inputs/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -2135,8 +2149,12 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(data11 < 1 || isNaN(data11)){
-const err45 = {instancePath:instancePath+"/variants/" + i0+"/default_duration",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data5.default_aspect_ratio !== undefined){
+let data12 = data5.default_aspect_ratio;
+if(typeof data12 === "string"){
+if(func1(data12) > 24){
+const err45 = {instancePath:instancePath+"/variants/" + i0+"/default_aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_aspect_ratio/maxLength",keyword:"maxLength",params:{limit: 24},message:"must NOT have more than 24 characters"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -2145,8 +2163,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(!(formats6.validate(data11))){
-const err46 = {instancePath:instancePath+"/variants/" + i0+"/default_duration",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_duration/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+if(!pattern6.test(data12)){
+const err46 = {instancePath:instancePath+"/variants/" + i0+"/default_aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_aspect_ratio/pattern",keyword:"pattern",params:{pattern: "^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$"},message:"must match pattern \""+"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$"+"\""};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2156,12 +2174,8 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
-if(data5.default_resolution !== undefined){
-let data12 = data5.default_resolution;
-if(typeof data12 === "string"){
-if(func1(data12) > 24){
-const err47 = {instancePath:instancePath+"/variants/" + i0+"/default_resolution",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_resolution/maxLength",keyword:"maxLength",params:{limit: 24},message:"must NOT have more than 24 characters"};
+else {
+const err47 = {instancePath:instancePath+"/variants/" + i0+"/default_aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2170,8 +2184,11 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(!pattern7.test(data12)){
-const err48 = {instancePath:instancePath+"/variants/" + i0+"/default_resolution",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_resolution/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Za-z]+$"},message:"must match pattern \""+"^[0-9A-Za-z]+$"+"\""};
+}
+if(data5.default_duration !== undefined){
+let data13 = data5.default_duration;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err48 = {instancePath:instancePath+"/variants/" + i0+"/default_duration",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_duration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -2180,9 +2197,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-else {
-const err49 = {instancePath:instancePath+"/variants/" + i0+"/default_resolution",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_resolution/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 30 || isNaN(data13)){
+const err49 = {instancePath:instancePath+"/variants/" + i0+"/default_duration",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_duration/maximum",keyword:"maximum",params:{comparison: "<=", limit: 30},message:"must be <= 30"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -2191,11 +2208,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-if(data5.credits !== undefined){
-let data13 = data5.credits;
-if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err50 = {instancePath:instancePath+"/variants/" + i0+"/credits",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/credits/type",keyword:"type",params:{type: schema40.properties.credits.type},message:"must be integer,null"};
+if(data13 < 1 || isNaN(data13)){
+const err50 = {instancePath:instancePath+"/variants/" + i0+"/default_duration",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_duration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -2204,9 +2218,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 > 1000000000 || isNaN(data13)){
-const err51 = {instancePath:instancePath+"/variants/" + i0+"/credits",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/credits/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"};
+if(!(formats6.validate(data13))){
+const err51 = {instancePath:instancePath+"/variants/" + i0+"/default_duration",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_duration/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -2215,8 +2228,13 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data13 < 0 || isNaN(data13)){
-const err52 = {instancePath:instancePath+"/variants/" + i0+"/credits",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/credits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data5.default_resolution !== undefined){
+let data14 = data5.default_resolution;
+if(typeof data14 === "string"){
+if(func1(data14) > 24){
+const err52 = {instancePath:instancePath+"/variants/" + i0+"/default_resolution",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_resolution/maxLength",keyword:"maxLength",params:{limit: 24},message:"must NOT have more than 24 characters"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -2225,8 +2243,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(!(formats18.validate(data13))){
-const err53 = {instancePath:instancePath+"/variants/" + i0+"/credits",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/credits/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(!pattern7.test(data14)){
+const err53 = {instancePath:instancePath+"/variants/" + i0+"/default_resolution",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_resolution/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Za-z]+$"},message:"must match pattern \""+"^[0-9A-Za-z]+$"+"\""};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -2236,10 +2254,8 @@ vErrors.push(err53);
 errors++;
 }
 }
-}
-}
 else {
-const err54 = {instancePath:instancePath+"/variants/" + i0,schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err54 = {instancePath:instancePath+"/variants/" + i0+"/default_resolution",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/default_resolution/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -2249,9 +2265,10 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
-else {
-const err55 = {instancePath:instancePath+"/variants",schemaPath:"#/properties/variants/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data5.credits !== undefined){
+let data15 = data5.credits;
+if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (data15 !== null)){
+const err55 = {instancePath:instancePath+"/variants/" + i0+"/credits",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/credits/type",keyword:"type",params:{type: schema40.properties.credits.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -2260,15 +2277,71 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-}
-else {
-const err56 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 1000000000 || isNaN(data15)){
+const err56 = {instancePath:instancePath+"/variants/" + i0+"/credits",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/credits/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"};
 if(vErrors === null){
 vErrors = [err56];
 }
 else {
 vErrors.push(err56);
+}
+errors++;
+}
+if(data15 < 0 || isNaN(data15)){
+const err57 = {instancePath:instancePath+"/variants/" + i0+"/credits",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/credits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(!(formats18.validate(data15))){
+const err58 = {instancePath:instancePath+"/variants/" + i0+"/credits",schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/properties/credits/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/variants/" + i0,schemaPath:"https://media-api.local/components#/$defs/AiModelVariant/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/variants",schemaPath:"#/properties/variants/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
 }
 errors++;
 }

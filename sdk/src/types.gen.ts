@@ -323,6 +323,10 @@ export type AiModelVariant = {
      * The inputs the variant takes, joined with `+`, always starting with text (the prompt): `text` (prompt only), `text+image` (reference images or reference_media_ids), `text+video` (source_video_url / source_video_media_id or motion video), `text+audio` (audio_url / audio_media_id), or combinations such as `text+image+audio`.
      */
     input_mode: string;
+    /**
+     * Inputs of input_mode this variant cannot do without (absent: none); a request lacking one is a 400 naming the field, before anything is charged.
+     */
+    required_inputs?: Array<'image' | 'video' | 'audio'>;
     default_aspect_ratio: string;
     /**
      * Seconds; 1 for image variants (duration is ignored for images).

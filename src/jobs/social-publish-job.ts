@@ -33,7 +33,7 @@ async function run(ctx: AppContext, job: RunningJob<SocialPublishJobData>, { sig
   const base = ctx.config.social.apiBase[platform];
   const client = ctx.config.social.clients[platform];
   try {
-    const creds = await credentials(ctx, loaded.target.accountId, (rt, s) => adapter.refresh(caller(platform, base, undefined, s), client, rt), signal);
+    const creds = await credentials(ctx, loaded.target.accountId, (rt, s, account) => adapter.refresh(caller(platform, base, undefined, s), client, rt, account), signal);
     if (!creds) throw new JobFailure({ code: 'account_disconnected', message: 'the social account was disconnected before publishing', retryable: false, context: { platform } });
     const state = { ...(started.state as Record<string, unknown>) };
     const post = await adapter.publish({

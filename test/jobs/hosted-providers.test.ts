@@ -125,6 +125,52 @@ t.test('fal: past PROVIDER_JOB_TIMEOUT_MS the request is canceled at fal and the
   await refundedOnce(t, ws.orgId, charged);
 });
 
+t.test('variants whose model needs an input the request lacks are a 400 naming it, before anything is charged', async (t) => {
+  const ws = await app.workspace({ credits: 1000 });
+  const submits = fal.requests.size;
+  const predictions = replicate.seen.filter((s) => s.method === 'POST').length;
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [{ model_slug: 'kling-video', prompt: 'a slow pan' }, 'body.reference_image_urls', /or reference_media_ids is required: variant standard of kling-video/],
+    [{ model_slug: 'kling-video', variant_id: 'pro', prompt: 'a slow pan', reference_image_urls: [] }, 'body.reference_image_urls', /variant pro of kling-video/],
+    [{ model_slug: 'veo-3', variant_id: 'image-to-video', prompt: 'animate it' }, 'body.reference_image_urls', /variant image-to-video of veo-3/],
+    [{ model_slug: 'gemini-flash-image', variant_id: 'image-edit', prompt: 'make it blue' }, 'body.reference_image_urls', /variant image-edit of gemini-flash-image/],
+    [{ model_slug: 'lip-sync', variant_id: 'lipsync-2' }, 'body.source_video_url', /or source_video_media_id is required/],
+    [{ model_slug: 'lip-sync', variant_id: 'lipsync-2', source_video_url: `${refs.url}/files/clip.mp4` }, 'body.audio_url', /or audio_media_id is required/],
+  ];
+  for (const [body, field, message] of cases) {
+    const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'ai_model', ...body } });
+    t.equal(res.status, 400, JSON.stringify(body));
+    const errors: { field: string; message: string }[] = res.body.error?.context?.errors ?? [];
+    t.ok(errors.some((e) => e.field === field && message.test(e.message)), `${field}: ${JSON.stringify(res.body.error)}`);
+  }
+  const ledger = await sql`select reason, delta from credit_ledger where org_id = ${ws.orgId} order by id`;
+  t.same(ledger.map((l) => [l.reason, l.delta]), [['initial_grant', 1000]], 'nothing charged');
+  t.equal((await sql`select count(*)::int as n from generations where org_id = ${ws.orgId}`)[0].n, 0, 'no generation made');
+  t.equal(fal.requests.size, submits, 'nothing sent to fal');
+  t.equal(replicate.seen.filter((s) => s.method === 'POST').length, predictions, 'nothing sent to Replicate');
+  // What the catalog says, for agents: GET /models names the inputs a variant needs.
+  const models = (await app.request('GET', '/api/v1/models', { key: ws.key })).body.ai_models as { slug: string; variants: { id: string; required_inputs?: string[] }[] }[];
+  const kling = models.find((m) => m.slug === 'kling-video')!;
+  t.same(kling.variants.map((v) => [v.id, v.required_inputs ?? []]), [['standard', ['image']], ['pro', ['image']], ['master', []]]);
+});
+
+t.test('fal: Kling image-to-video with its reference image becomes the generation’s video', async (t) => {
+  const { ws, g, charged } = await generate({ model_slug: 'kling-video', variant_id: 'standard', prompt: 'The bottle turns gently', reference_image_urls: [`${refs.url}/files/ref.png`] });
+  t.equal(g.status, 'completed', JSON.stringify(g.error));
+  const file = `${app.service.ctx.config.dataDir}/check-${g.id}.mp4`;
+  await (await import('node:fs/promises')).writeFile(file, await stored(g.url));
+  const info = await probe(file);
+  t.equal(info.video_codec, 'h264', 'the model’s own video, stored and served');
+  t.ok(Math.abs((info.duration_seconds ?? 0) - 2) < 0.2);
+  const req = [...fal.requests.values()].find((r) => r.input.prompt === 'The bottle turns gently')!;
+  t.equal(req.endpoint, 'fal-ai/kling-video/v2.1/standard/image-to-video');
+  t.match(req.input, { duration: '5', image_url: /^data:image\/png;base64,/ });
+  t.notOk('aspect_ratio' in req.input || 'resolution' in req.input, 'no inputs the endpoint does not take');
+  t.ok(fal.seen.some((s) => s.path === `/fal-ai/kling-video/requests/${req.id}/status`), 'status polled under the app root');
+  const ledger = await sql`select reason, delta from credit_ledger where org_id = ${ws.orgId} order by id`;
+  t.same(ledger.map((l) => [l.reason, l.delta]), [['initial_grant', 1000], ['generation_charge', -charged]], 'charged once, nothing refunded');
+});
+
 t.test('OpenAI: generations, and edits with the reference images as image[]', async (t) => {
   const made = await generate({ model_slug: 'gpt-image', variant_id: 'generate', prompt: 'A poster with the word SALE', aspect_ratio: '9:16' });
   t.equal(made.g.status, 'completed', JSON.stringify(made.g.error));

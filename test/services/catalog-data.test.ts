@@ -135,12 +135,21 @@ t.test('cross-checks: the AI models cover every workflow', async (t) => {
   refuses(
     t,
     (d) => {
-      for (const m of d.catalog.ai_models) for (const v of m.variants) v.input_mode = v.input_mode.filter((x: string) => x !== 'audio');
+      for (const m of d.catalog.ai_models)
+        for (const v of m.variants) {
+          v.input_mode = v.input_mode.filter((x: string) => x !== 'audio');
+          if (v.requires) v.requires = v.requires.filter((x: string) => x !== 'audio');
+        }
     },
     CAT,
     '/ai_models',
     /no variant covers the audio-driven workflow/,
   );
+});
+
+t.test('cross-checks: a required input is one the variant takes', async (t) => {
+  const kling = fresh().catalog.ai_models.findIndex((m: { slug: string }) => m.slug === 'kling-video');
+  refuses(t, (d) => (d.catalog.ai_models[kling].variants[0].requires = ['video']), CAT, `/ai_models/${kling}/variants/0/requires`, /"video" is required but is not in input_mode \(text, image\)/);
 });
 
 t.test('preview files: each exists and is used once', async (t) => {

@@ -260,14 +260,14 @@ t.test('YouTube, TikTok, Pinterest, Instagram and Facebook: each one’s documen
   t.same(of('youtube'), [{ id: 'UCbrand123', handle: 'brandtv', name: 'Brand TV', access: 'ya29.yt-access', refresh: '1//yt-refresh', expires: true }]);
   t.same(of('tiktok'), [{ id: 'tt-open-1', handle: 'brandtok', name: 'Brand Tok', access: 'act.tt-access', refresh: 'rft.tt-refresh', expires: true }]);
   t.same(of('pinterest'), [{ id: '549755885175', handle: 'brandpins', name: 'Brand Pins', access: 'pina_access', refresh: 'pinr_refresh', expires: true }]);
-  t.same(of('instagram'), [{ id: '17841400001', handle: 'brandgram', name: 'Brand Gram', access: 'IG-long', refresh: null, expires: true }], 'the 60-day token');
+  t.same(of('instagram'), [{ id: '17841400001', handle: 'brandgram', name: 'Brand Gram', access: 'IG-long', refresh: 'IG-long', expires: true }], 'the 60-day token, which is also what ig_refresh_token sends');
   t.same(
     of('facebook').sort((a, b) => a.id.localeCompare(b.id)),
     [
-      { id: '101100', handle: 'Brand Page', name: 'Brand Page', access: 'EAA-page-1', refresh: null, expires: false },
-      { id: '101200', handle: 'Brand Outlet', name: 'Brand Outlet', access: 'EAA-page-2', refresh: null, expires: false },
+      { id: '101100', handle: 'Brand Page', name: 'Brand Page', access: 'EAA-page-1', refresh: 'FB-long', expires: false },
+      { id: '101200', handle: 'Brand Outlet', name: 'Brand Outlet', access: 'EAA-page-2', refresh: 'FB-long', expires: false },
     ],
-    'one connection per Page, with its Page token',
+    'one connection per Page, with its Page token (the long-lived user token refreshes it)',
   );
   t.ok(OTHER.calls.includes('facebook GET /v23.0/me/accounts'));
   // A refused exchange at a platform that answers errors with HTTP 200 (TikTok): a page, nothing stored.

@@ -3,7 +3,9 @@
 // containers polled until FINISHED and published once, with the platforms' post ids and
 // permalinks; a rate limit (Graph code 4/32/613) then success; a token expired mid-job (code 190)
 // refreshed once; a container that fails processing; a crash between container and publish resumed
-// from the stored container id; and the platforms' limits checked before anything is queued.
+// from the stored container id; the platforms' limits checked before anything is queued; and an
+// Instagram account connected through the browser connect flow's code path (over HTTP), publishing
+// with the connection that flow stored.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import t from 'tap';
@@ -13,16 +15,17 @@ import { createEditorVideo } from '../../src/services/editor/projects.ts';
 import { connectAccount, type SocialPlatform } from '../../src/services/social/accounts.ts';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import type { TestApp } from '../helpers/app.ts';
-import { connect, startMcpApp } from '../mcp/helpers.ts';
+import { Browser, connect, hiddenField, member, startMcpApp } from '../mcp/helpers.ts';
 import { fakeMeta } from './meta-fakes.ts';
 
 const META = await fakeMeta(t);
 const env = {
-  SOCIAL_API_BASE_INSTAGRAM: META.url,
+  // Instagram with Instagram Login: graph.instagram.com and api.instagram.com are the fake's Instagram server.
+  SOCIAL_API_BASE_INSTAGRAM: META.igUrl,
   SOCIAL_API_BASE_FACEBOOK: META.url,
   SOCIAL_API_BASE_THREADS: META.url,
-  SOCIAL_INSTAGRAM_CLIENT_ID: 'meta-app',
-  SOCIAL_INSTAGRAM_CLIENT_SECRET: 'meta-secret',
+  SOCIAL_INSTAGRAM_CLIENT_ID: 'ig-app',
+  SOCIAL_INSTAGRAM_CLIENT_SECRET: 'ig-secret',
   SOCIAL_FACEBOOK_CLIENT_ID: 'meta-app',
   SOCIAL_FACEBOOK_CLIENT_SECRET: 'meta-secret',
 };
@@ -44,7 +47,7 @@ async function stored(a: TestApp, orgId: string, o: { kind: 'image' | 'video'; c
 }
 
 /** A connected account whose platform id the fake knows (IG user, Page or Threads user). */
-async function account(a: TestApp, orgId: string, platform: SocialPlatform, tok = META.grant()) {
+async function account(a: TestApp, orgId: string, platform: SocialPlatform, tok = META.grant(platform === 'instagram' ? 'IGAA' : 'EAAG')) {
   const accountId = META.nextId();
   (platform === 'instagram' ? META.state.igUsers : platform === 'facebook' ? META.state.pages : META.state.threadsUsers).add(accountId);
   const cipher = tokenCipher(await loadTokenKey(a.service.ctx.config));
@@ -159,7 +162,7 @@ t.test('a caption alone is a text post on Facebook (/feed message) and Threads (
   t.match(META.state.containers.get(postOf(done.results[1].post_id).container!), { fields: { media_type: 'TEXT', text: 'just words' }, fetched: null });
 });
 
-t.test('a token expired mid-job (Graph code 190) is refreshed once: fb_exchange_token for Instagram, th_refresh_token for Threads', async (t) => {
+t.test('a token expired mid-job (Graph code 190) is refreshed once: ig_refresh_token for Instagram, th_refresh_token for Threads; a Page token read again for Facebook', async (t) => {
   const cipher = tokenCipher(await loadTokenKey(app.service.ctx.config));
   const image = await stored(app, ws.orgId, { kind: 'image', contentType: 'image/jpeg', bytes: 30_000, width: 1080, height: 1080 });
   for (const platform of ['instagram', 'threads'] as const) {
@@ -177,13 +180,30 @@ t.test('a token expired mid-job (Graph code 190) is refreshed once: fb_exchange_
     t.not(stored, acc.tok.access, 'the new token is stored');
     t.ok(META.state.tokens.has(stored) && row.status === 'connected');
   }
+  // Facebook: the Page token is refused; the stored long-lived user token is exchanged (fb_exchange_token)
+  // and the Page's token read with it; the post is made with that Page token, not the user token.
+  const fb = await account(app, ws.orgId, 'facebook');
+  META.state.tokens.delete(fb.tok.access);
+  const before = META.state.refreshes;
+  const fbStarted = await call(writer, 'publish_media_to_social', { account_ids: [fb.id], caption: 'refresh facebook' });
+  const fbDone = await settled(writer, fbStarted.body.id);
+  t.equal(fbDone.status, 'published', JSON.stringify(fbDone));
+  t.equal(META.state.refreshes - before, 1, 'facebook: refreshed exactly once');
+  t.match(postOf(fbDone.results[0].post_id), { platform: 'facebook', owner: fb.accountId, fields: { message: 'refresh facebook' } });
+  const [fbRow] = await app.service.ctx.sql<{ access_token_enc: string; refresh_token_enc: string }[]>`select access_token_enc, refresh_token_enc from social_accounts where id = ${fb.id}`;
+  t.match(cipher.decrypt(fbRow.access_token_enc), /^EAAGpage-/, 'a Page token is stored');
+  t.ok(META.state.userTokens.has(cipher.decrypt(fbRow.refresh_token_enc)), 'and the new long-lived user token as the refresh token');
   // A long-lived token that expired too: the refresh is refused, the connection needs reauthorization.
-  const gone = await account(app, ws.orgId, 'threads');
-  META.state.tokens.delete(gone.tok.access);
-  META.state.longLived.delete(gone.tok.refresh);
-  const started = await call(writer, 'publish_media_to_social', { account_ids: [gone.id], media_id: image });
-  const done = await settled(writer, started.body.id);
-  t.match(done.results[0], { status: 'failed', error: { code: 'reauthorization_required', message: /Session has expired/ } });
+  for (const platform of ['threads', 'instagram'] as const) {
+    const gone = await account(app, ws.orgId, platform);
+    META.state.tokens.delete(gone.tok.access);
+    META.state.longLived.delete(gone.tok.refresh);
+    const started = await call(writer, 'publish_media_to_social', { account_ids: [gone.id], media_id: image });
+    const done = await settled(writer, started.body.id);
+    t.match(done.results[0], { status: 'failed', error: { code: 'reauthorization_required', message: /Session has expired/ } }, platform);
+    const [row] = await app.service.ctx.sql<{ status: string }[]>`select status from social_accounts where id = ${gone.id}`;
+    t.equal(row.status, 'needs_reauth', `${platform}: needs reauthorization`);
+  }
 });
 
 t.test('a video the platform cannot process fails with its error; the platforms’ limits are checked before anything is queued', async (t) => {
@@ -273,4 +293,57 @@ t.test('a crash between the Instagram container and media_publish resumes from t
   t.equal(d2.status, 'published', JSON.stringify(d2));
   t.equal(META.state.publishAttempts - before, 1, 'threads_publish called once');
   t.equal([...META.state.posts.values()].filter((p) => p.owner === th.accountId).length, 1, 'one post');
+});
+
+t.test('an Instagram account connected through the connect flow (Instagram Login) publishes with the stored connection, its 60-day token refreshed before expiry', async (t) => {
+  const cws = await app.workspace({ scopes: ['social:write'] });
+  const m = await member(app, cws.orgId, 'iggy@example.test', 'a long enough password');
+  const b = new Browser(app.url);
+  let r = await b.fetch('/social/connections');
+  r = await b.post('/social/connections', { action: 'sign-in', csrf: hiddenField(await r.text(), 'csrf')!, email: m.email, password: m.password });
+  t.equal(r.status, 303, 'signed in');
+  r = await b.fetch('/social/connect/instagram');
+  t.equal(r.status, 303);
+  const to = new URL(r.headers.get('location')!);
+  t.equal(`${to.origin}${to.pathname}`, `${META.igUrl}/oauth/authorize`, 'www.instagram.com re-based by SOCIAL_API_BASE_INSTAGRAM');
+  t.match(Object.fromEntries(to.searchParams), { client_id: 'ig-app', response_type: 'code', scope: 'instagram_business_basic,instagram_business_content_publish', redirect_uri: `${app.url}/social/callback/instagram` });
+  // The member allows access on Instagram, which sends the browser back with a code.
+  const igUser = META.nextId();
+  META.state.igUsers.add(igUser);
+  const code = META.igCode(igUser, 'connectedgram', to.searchParams.get('redirect_uri')!);
+  r = await b.fetch(`/social/callback/instagram?code=${code}&state=${to.searchParams.get('state')}`);
+  t.equal(r.status, 303, r.status === 303 ? 'connected' : await r.text());
+  t.equal(r.headers.get('location'), '/social/connections?connected=instagram');
+  t.ok(META.state.seen.includes('instagram POST /oauth/access_token') && META.state.seen.includes('instagram GET /access_token') && META.state.seen.includes('instagram GET /v23.0/me'), 'code exchange, 60-day token and /me on the Instagram hosts');
+
+  const cipher = tokenCipher(await loadTokenKey(app.service.ctx.config));
+  const [row] = await app.service.ctx.sql<{ id: string; platform_account_id: string; handle: string; access_token_enc: string; refresh_token_enc: string | null }[]>`
+    select id, platform_account_id, handle, access_token_enc, refresh_token_enc from social_accounts where org_id = ${cws.orgId}`;
+  t.match(row, { platform_account_id: igUser, handle: 'connectedgram' });
+  const long = cipher.decrypt(row.access_token_enc);
+  t.match(long, /^IGAA-/, 'the 60-day Instagram User token');
+  t.equal(row.refresh_token_enc && cipher.decrypt(row.refresh_token_enc), long, 'stored as its own refresh token');
+
+  // About to expire: the job refreshes it first (ig_refresh_token with the stored token), then publishes on graph.instagram.com.
+  await app.service.ctx.sql`update social_accounts set expires_at = now() + interval '30 seconds' where id = ${row.id}`;
+  const refreshes = META.state.refreshes;
+  const image = await stored(app, cws.orgId, { kind: 'image', contentType: 'image/jpeg', bytes: 20_000, width: 1080, height: 1080 });
+  const c = await connect(app, cws.key);
+  t.teardown(() => c.close());
+  const started = await call(c, 'publish_media_to_social', { account_ids: [row.id], media_id: image, caption: 'connected through the flow' });
+  t.notOk(started.isError, JSON.stringify(started.body));
+  const done = await settled(c, started.body.id);
+  t.equal(done.status, 'published', JSON.stringify(done));
+  t.equal(META.state.refreshes - refreshes, 1, 'refreshed once before expiry');
+  const post = postOf(done.results[0].post_id);
+  t.match(post, { platform: 'instagram', owner: igUser });
+  t.match(META.state.containers.get(post.container!), { user: igUser, fields: { caption: 'connected through the flow' }, fetched: { bytes: 20_000, contentType: 'image/jpeg' } });
+  t.equal(done.results[0].post_url, `https://www.instagram.com/p/C${done.results[0].post_id.slice(-8)}/`);
+  const [after] = await app.service.ctx.sql<{ access_token_enc: string; refresh_token_enc: string; expires_at: Date; status: string }[]>`
+    select access_token_enc, refresh_token_enc, expires_at, status from social_accounts where id = ${row.id}`;
+  const fresh = cipher.decrypt(after.access_token_enc);
+  t.not(fresh, long, 'the refreshed token is stored');
+  t.equal(cipher.decrypt(after.refresh_token_enc), fresh, 'and is the next refresh token');
+  t.ok(new Date(after.expires_at).getTime() - Date.now() > 59 * 86400_000 && after.status === 'connected', '60 more days');
+  t.notOk(META.state.seen.some((s) => s.startsWith('facebook ') && /\/(media|media_publish)$/.test(s)), 'nothing Instagram went to graph.facebook.com');
 });

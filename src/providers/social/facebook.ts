@@ -5,7 +5,7 @@
 // a video by POST /{page-id}/videos {file_url, description} (Facebook fetches and posts it); the post
 // URL from GET /{id}?fields=permalink_url.
 import { type PublishTask, type SocialAdapter } from './http.ts';
-import { GRAPH_API, GRAPH_VERSION, exchangeFacebookToken, graph, idOf, mediaUrl, permalink } from './meta.ts';
+import { GRAPH_API, GRAPH_VERSION, refreshFacebookPageToken, graph, idOf, mediaUrl, permalink } from './meta.ts';
 
 const base = `${GRAPH_API}/${GRAPH_VERSION}`;
 
@@ -43,5 +43,5 @@ export const facebook: SocialAdapter = {
     return { id: state.post_id!, url: state.post_url ?? null };
   },
 
-  refresh: (api, client, refreshToken) => exchangeFacebookToken(api, 'facebook', client, refreshToken),
+  refresh: (api, client, refreshToken, account) => refreshFacebookPageToken(api, client, refreshToken, account?.platformAccountId),
 };

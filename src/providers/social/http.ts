@@ -189,8 +189,8 @@ export interface PublishTask {
 
 export interface SocialAdapter {
   publish(task: PublishTask): Promise<{ id: string; url: string | null }>;
-  /** Exchanges a refresh token at the platform's token endpoint; throws RefreshRefused on a 4xx. */
-  refresh(api: Caller, client: { id: string; secret: string | undefined } | undefined, refreshToken: string): Promise<RefreshedTokens>;
+  /** Exchanges a refresh token at the platform's token endpoint; throws RefreshRefused on a 4xx. `account` is the connection (Facebook: whose Page token to read). */
+  refresh(api: Caller, client: { id: string; secret: string | undefined } | undefined, refreshToken: string, account?: SocialAccountRow): Promise<RefreshedTokens>;
 }
 
 /** Bytes [start, end] (inclusive) of a stored media file. */

@@ -1,16 +1,19 @@
-// Instagram through the Graph API (Instagram accounts with Facebook Login; the connection's
-// platform account id is the IG user id): a media container, POST /{ig-user-id}/media with
+// Instagram through the Instagram API with Instagram Login on graph.instagram.com (what the browser
+// connect flow connects: an Instagram professional account's Instagram User access token, no
+// Facebook Page; the connection's platform account id is the IG user id, `user_id` of /me): a media
+// container, POST /{ig-user-id}/media with
 // image_url (feed), video_url with media_type=REELS (a feed video is a reel shared to the feed),
 // media_type=STORIES for a story, or one is_carousel_item container per image and then a
 // media_type=CAROUSEL container naming them as children → GET /{container-id}?fields=status_code
 // until FINISHED → POST /{ig-user-id}/media_publish {creation_id} → GET /{media-id}?fields=permalink.
 // Child and container ids are saved as they come, so a resumed attempt publishes the container it
-// made (a container can be published once) instead of making another.
+// made (a container can be published once) instead of making another. The token is the 60-day
+// long-lived one, which refreshes itself: GET /refresh_access_token?grant_type=ig_refresh_token.
 import type { MediaRow } from '../../services/editor/media.ts';
 import { type PublishTask, type SocialAdapter } from './http.ts';
-import { GRAPH_API, GRAPH_VERSION, exchangeFacebookToken, graph, idOf, mediaUrl, permalink, waitContainer } from './meta.ts';
+import { GRAPH_VERSION, INSTAGRAM_API, graph, idOf, mediaUrl, permalink, refreshInstagramToken, waitContainer } from './meta.ts';
 
-const base = `${GRAPH_API}/${GRAPH_VERSION}`;
+const base = `${INSTAGRAM_API}/${GRAPH_VERSION}`;
 
 export type InstagramPostType = 'feed' | 'reel' | 'story';
 export const instagramPostType = (options: Record<string, unknown>): InstagramPostType =>
@@ -77,5 +80,5 @@ export const instagram: SocialAdapter = {
     return { id: state.post_id!, url: state.post_url ?? null };
   },
 
-  refresh: (api, client, refreshToken) => exchangeFacebookToken(api, 'instagram', client, refreshToken),
+  refresh: (api, _client, refreshToken) => refreshInstagramToken(api, refreshToken),
 };

@@ -1,4 +1,6 @@
 // What the three Meta adapters (instagram.ts, facebook.ts, threads.ts) share. Their Graph APIs
+// (graph.instagram.com for Instagram with Instagram Login, graph.facebook.com for Facebook Pages,
+// graph.threads.net for Threads)
 // take the token as the `access_token` parameter and fields as form parameters, fetch the media
 // themselves from a URL (ours: a signed /media/ URL on PUBLIC_BASE_URL), and make posts in two
 // steps — a container, processed asynchronously and polled until FINISHED, then a publish call
@@ -10,7 +12,9 @@ import { RefreshRefused, type RefreshedTokens } from '../../services/social/conn
 import { PlatformError, sleep, type Caller, type PlatformRequest, type PublishTask } from './http.ts';
 
 export const GRAPH_API = 'https://graph.facebook.com';
-/** The Graph API version called (Instagram with Facebook Login, Facebook Pages). */
+/** Instagram API with Instagram Login: the host of its content publishing and token refresh. */
+export const INSTAGRAM_API = 'https://graph.instagram.com';
+/** The Graph API version called (graph.facebook.com for Facebook Pages, graph.instagram.com for Instagram). */
 export const GRAPH_VERSION = 'v23.0';
 export const THREADS_API = 'https://graph.threads.net';
 /** How long the media URL given to a platform stays valid: its container must have fetched the media by then. */
@@ -98,14 +102,40 @@ const tokens = (j: any, platform: string): RefreshedTokens => {
 const refused = (err: unknown) => (err instanceof PlatformError && !err.retryable ? new RefreshRefused(err.message) : err);
 
 /**
- * Facebook Login tokens (Instagram, Facebook Pages): the stored refresh token, a long-lived token,
- * exchanged for a new one at GET /oauth/access_token?grant_type=fb_exchange_token with the app's id
- * and secret. An expired or revoked one is refused (code 190): the connection needs reauthorization.
+ * Facebook Pages: the stored refresh token is the member's long-lived Facebook Login user token (what
+ * the connect flow got before reading the Pages). It is exchanged for a new one at GET
+ * /oauth/access_token?grant_type=fb_exchange_token with the app's id and secret, and the Page's own
+ * token read with it (GET /{page-id}?fields=access_token): the connection keeps publishing with a
+ * Page token, never the user token. An expired or revoked one is refused (code 190): the
+ * connection needs reauthorization.
  */
-export async function exchangeFacebookToken(api: Caller, platform: string, client: { id: string; secret: string | undefined } | undefined, refreshToken: string): Promise<RefreshedTokens> {
-  if (!client?.secret) throw new RefreshRefused(`refreshing a ${platform} token needs SOCIAL_${platform.toUpperCase()}_CLIENT_ID and _CLIENT_SECRET`);
+export async function refreshFacebookPageToken(api: Caller, client: { id: string; secret: string | undefined } | undefined, refreshToken: string, pageId: string | undefined): Promise<RefreshedTokens> {
+  if (!client?.secret) throw new RefreshRefused('refreshing a facebook token needs SOCIAL_FACEBOOK_CLIENT_ID and _CLIENT_SECRET');
+  if (!pageId) throw new RefreshRefused('the facebook connection names no Page');
   const u = new URL(`${GRAPH_API}/${GRAPH_VERSION}/oauth/access_token`);
   u.search = new URLSearchParams({ grant_type: 'fb_exchange_token', client_id: client.id, client_secret: client.secret, fb_exchange_token: refreshToken }).toString();
+  try {
+    const user = tokens((await api.call({ method: 'GET', url: u.href, auth: false })).json, 'facebook');
+    const p = new URL(`${GRAPH_API}/${GRAPH_VERSION}/${encodeURIComponent(pageId)}`);
+    p.search = new URLSearchParams({ fields: 'access_token', access_token: user.accessToken }).toString();
+    const page = (await api.call({ method: 'GET', url: p.href, auth: false })).json;
+    if (typeof page?.access_token !== 'string' || !page.access_token) throw new RefreshRefused(`facebook gave no Page token for Page ${pageId}; the member may no longer manage it`);
+    // A Page token read with a long-lived user token does not expire.
+    return { accessToken: page.access_token, refreshToken: user.accessToken };
+  } catch (err) {
+    throw refused(err);
+  }
+}
+
+/**
+ * A self-refreshing long-lived token (Instagram with Instagram Login: ig_refresh_token at
+ * graph.instagram.com; Threads: th_refresh_token at graph.threads.net): GET /refresh_access_token
+ * with the long-lived token itself, which the connect flow stores as the refresh token too. Meta
+ * refuses one that has expired (or is under 24 hours old): the connection needs reauthorization.
+ */
+async function refreshLongLived(api: Caller, platform: string, host: string, grant: string, refreshToken: string): Promise<RefreshedTokens> {
+  const u = new URL(`${host}/refresh_access_token`);
+  u.search = new URLSearchParams({ grant_type: grant, access_token: refreshToken }).toString();
   try {
     return tokens((await api.call({ method: 'GET', url: u.href, auth: false })).json, platform);
   } catch (err) {
@@ -113,13 +143,5 @@ export async function exchangeFacebookToken(api: Caller, platform: string, clien
   }
 }
 
-/** Threads: a long-lived token (the stored refresh token) refreshed at GET /refresh_access_token?grant_type=th_refresh_token. */
-export async function refreshThreadsToken(api: Caller, refreshToken: string): Promise<RefreshedTokens> {
-  const u = new URL(`${THREADS_API}/refresh_access_token`);
-  u.search = new URLSearchParams({ grant_type: 'th_refresh_token', access_token: refreshToken }).toString();
-  try {
-    return tokens((await api.call({ method: 'GET', url: u.href, auth: false })).json, 'threads');
-  } catch (err) {
-    throw refused(err);
-  }
-}
+export const refreshInstagramToken = (api: Caller, refreshToken: string) => refreshLongLived(api, 'instagram', INSTAGRAM_API, 'ig_refresh_token', refreshToken);
+export const refreshThreadsToken = (api: Caller, refreshToken: string) => refreshLongLived(api, 'threads', THREADS_API, 'th_refresh_token', refreshToken);

@@ -10,7 +10,7 @@
 // | tiktok    | www.tiktok.com/v2/auth/authorize/ (client_key)     | no¹  | POST open.tiktokapis.com/v2/oauth/token/ (form)           | GET open.tiktokapis.com/v2/user/info/ |
 // | youtube   | accounts.google.com/o/oauth2/v2/auth               | S256 | POST oauth2.googleapis.com/token (form)                   | GET www.googleapis.com/youtube/v3/channels?mine=true |
 // | pinterest | www.pinterest.com/oauth/                           | no   | POST api.pinterest.com/v5/oauth/token (Basic)             | GET api.pinterest.com/v5/user_account |
-// | instagram | www.instagram.com/oauth/authorize                  | no   | POST api.instagram.com/oauth/access_token (form), then the 60-day token | GET graph.instagram.com/me |
+// | instagram | www.instagram.com/oauth/authorize (Instagram Login) | no  | POST api.instagram.com/oauth/access_token (form), then the 60-day token (graph.instagram.com) | GET graph.instagram.com/me |
 // | threads   | threads.com/oauth/authorize                        | no   | POST graph.threads.net/oauth/access_token (form), then the 60-day token | GET graph.threads.net/v1.0/me |
 // | facebook  | www.facebook.com/v23.0/dialog/oauth                | no   | GET graph.facebook.com/v23.0/oauth/access_token, then the long-lived token | GET /me/accounts: one connection per Page, with its Page token |
 // ¹ TikTok's Login Kit takes PKCE from desktop and mobile apps only; a web app (this server) does not send it.
@@ -112,13 +112,17 @@ const need = (platform: string, v: unknown, what: string): string => {
   return s;
 };
 
-/** Meta's 60-day token for a short-lived one (Instagram: ig_exchange_token, Threads: th_exchange_token). */
+/**
+ * Meta's 60-day token for a short-lived one (Instagram: ig_exchange_token, Threads: th_exchange_token).
+ * It refreshes itself (ig_refresh_token / th_refresh_token with the token as access_token), so it is
+ * stored as the refresh token too: that is what the adapters' refresh sends.
+ */
 async function longLived(platform: string, api: Caller, url: string, grant: string, tokens: TokenSet, client: OAuthClient): Promise<TokenSet> {
   if (!client.secret) return tokens;
   const q = new URLSearchParams({ grant_type: grant, client_secret: client.secret, access_token: tokens.accessToken });
   const res = await api.call({ method: 'GET', url: `${url}?${q}`, auth: false });
   const long = tokenSet(platform, res.json, tokens.scopes);
-  return { ...long, scopes: tokens.scopes };
+  return { ...long, refreshToken: long.refreshToken ?? long.accessToken, scopes: tokens.scopes };
 }
 
 const X_SCOPES = ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'];
@@ -242,19 +246,23 @@ export const SOCIAL_OAUTH: Record<SocialPlatform, SocialOAuth> = {
       return tokenSet('facebook', res.json, FACEBOOK_SCOPES);
     },
     async identify(api, short, client) {
-      // Page tokens got with a long-lived user token do not expire: each Page is one connection.
+      // Page tokens got with a long-lived user token do not expire: each Page is one connection, with
+      // its Page token to publish and the long-lived user token as its refresh token (the Facebook
+      // adapter's refresh exchanges it and reads the Page token again).
       let user = short;
+      let longLivedUser: string | undefined;
       if (client.secret) {
         const q = new URLSearchParams({ grant_type: 'fb_exchange_token', client_id: client.id, client_secret: client.secret, fb_exchange_token: short.accessToken });
         const res = await api.call({ method: 'GET', url: `${GRAPH_FACEBOOK}/oauth/access_token?${q}`, auth: false });
         user = { ...tokenSet('facebook', res.json, short.scopes), scopes: short.scopes };
+        longLivedUser = user.accessToken;
       }
       const q = new URLSearchParams({ fields: 'id,name,username,access_token', limit: '50', access_token: user.accessToken });
       const res = await api.call({ method: 'GET', url: `${GRAPH_FACEBOOK}/me/accounts?${q}`, auth: false });
       const pages: any[] = Array.isArray(res.json?.data) ? res.json.data : [];
       const out = pages
         .filter((p) => text(p?.id) && text(p?.access_token))
-        .map((p) => ({ accessToken: p.access_token as string, scopes: user.scopes, accountId: p.id as string, handle: text(p.username) ?? text(p.name) ?? p.id, displayName: text(p.name) ?? null }));
+        .map((p) => ({ accessToken: p.access_token as string, refreshToken: longLivedUser, scopes: user.scopes, accountId: p.id as string, handle: text(p.username) ?? text(p.name) ?? p.id, displayName: text(p.name) ?? null }));
       if (!out.length) throw new PlatformError('facebook: no Page was shared with this app; choose at least one Page when connecting', 400, false);
       return out;
     },

@@ -189,6 +189,9 @@ export function crossCheckProblems(sources: CatalogSources): string[] {
     }
     m.variants.forEach((v, j) => {
       if (v.output === 'video') durationAndPrice(cat, pointer('ai_models', i, 'variants', j), v);
+      for (const r of v.requires ?? []) {
+        if (!v.input_mode.includes(r)) cat(pointer('ai_models', i, 'variants', j, 'requires'), `"${r}" is required but is not in input_mode (${v.input_mode.join(', ')})`);
+      }
       const p = v.provider;
       if (p?.name === 'openai' && v.output !== 'image') cat(pointer('ai_models', i, 'variants', j, 'provider'), 'openai makes images only (Images API)');
       if (p?.version && p.name !== 'replicate') cat(pointer('ai_models', i, 'variants', j, 'provider', 'version'), 'a version applies to replicate only');

@@ -390,6 +390,7 @@ export function buildCatalog(previewBase: string): CatalogResponse {
           label: v.label,
           model: v.model,
           input_mode: ['text', ...INPUT_MODES.filter((m) => m !== 'text' && v.input_mode.includes(m))].join('+'),
+          ...(v.requires ? { required_inputs: [...v.requires] } : {}),
           default_aspect_ratio: v.default_aspect_ratio,
           default_duration: v.default_duration,
           default_resolution: v.default_resolution,

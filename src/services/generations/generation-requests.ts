@@ -143,6 +143,17 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     if (!modes.has('image')) refuse(['reference_image_urls', 'reference_media_ids'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
     if (!modes.has('video')) refuse(['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
     if (!modes.has('audio')) refuse(['audio_url', 'audio_media_id'], `is not an input of variant ${v.id} (inputs: ${v.input_mode.join(', ')})`);
+    // Inputs the variant's model cannot do without (catalog `requires`): refused here, before anything is charged.
+    const required = new Set(v.requires ?? []);
+    if (required.has('image') && (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0) === 0) {
+      p.add('reference_image_urls', `or reference_media_ids is required: variant ${v.id} of ${m!.slug} animates or edits a reference image (give at least one)`);
+    }
+    if (required.has('video') && !['source_video_url', 'source_video_media_id', 'motion_video_url', 'motion_video_media_id'].some((f) => given(f as keyof CreateGenerationBody))) {
+      p.add('source_video_url', `or source_video_media_id is required: variant ${v.id} of ${m!.slug} works on a video`);
+    }
+    if (required.has('audio') && !given('audio_url') && !given('audio_media_id')) {
+      p.add('audio_url', `or audio_media_id is required: variant ${v.id} of ${m!.slug} is driven by an audio track`);
+    }
     if (output === 'image') refuse(['duration'], `does not apply: variant ${v.id} makes images`);
     else if (given('duration') && v.duration_options && !v.duration_options.includes(body.duration!)) {
       p.add('duration', `must be one of ${v.duration_options.join(', ')} for variant ${v.id}`);

@@ -21,7 +21,7 @@ export class RefreshRefused extends Error {
 }
 
 /** What an adapter calls to refresh at its platform's token endpoint. */
-export type RefreshFn = (refreshToken: string, signal: AbortSignal) => Promise<RefreshedTokens>;
+export type RefreshFn = (refreshToken: string, signal: AbortSignal, account: SocialAccountRow) => Promise<RefreshedTokens>;
 
 const EARLY_SECONDS = 60;
 
@@ -60,7 +60,7 @@ export async function credentials(ctx: AppContext, accountId: string, refresh: R
       if (!row.refreshTokenEnc) return fail(`the access token ${reason} and the connection has no refresh token; reconnect the account`);
       let got: RefreshedTokens;
       try {
-        got = await refresh(cipher.decrypt(row.refreshTokenEnc), signal);
+        got = await refresh(cipher.decrypt(row.refreshTokenEnc), signal, row);
       } catch (err) {
         if (err instanceof RefreshRefused) return fail(`refreshing the access token failed: ${err.message}; reconnect the account`);
         throw err; // a network error or 5xx: retried with the job

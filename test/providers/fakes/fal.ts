@@ -1,7 +1,9 @@
 // A fake of fal's queue API (https://docs.fal.ai/model-apis/model-endpoints/queue) for the Veo 3
-// endpoints, refusing what the real one refuses: a key not sent as `Authorization: Key …`, an
+// and Kling 2.1 image-to-video endpoints, refusing what the real one refuses: a key not sent as
+// `Authorization: Key …`, an image-to-video request without its required image_url, an
 // unknown endpoint, input outside the endpoint's schema (422 {"detail": [{loc, msg, type}]}),
-// status/result/cancel paths not under the app root ("fal-ai/veo3", not "fal-ai/veo3/fast").
+// status/result/cancel paths not under the app root ("fal-ai/veo3", not "fal-ai/veo3/fast";
+// "fal-ai/kling-video").
 // Answers: submit {request_id, status_url, response_url, cancel_url, queue_position}; status
 // IN_QUEUE → IN_PROGRESS → COMPLETED; result {video: {url, content_type, file_name, file_size}};
 // PUT …/cancel 202 {"status": "CANCELLATION_REQUESTED"}; 429 {"detail"} with Retry-After.
@@ -14,7 +16,10 @@ import path from 'node:path';
 import { runFfmpeg } from '../../../src/media/ffmpeg.ts';
 import { startFake, type Fake } from './common.ts';
 
-const ENDPOINTS = new Set(['fal-ai/veo3/fast', 'fal-ai/veo3', 'fal-ai/veo3/fast/image-to-video']);
+const KLING_I2V = ['fal-ai/kling-video/v2.1/standard/image-to-video', 'fal-ai/kling-video/v2.1/pro/image-to-video'];
+const ENDPOINTS = new Set(['fal-ai/veo3/fast', 'fal-ai/veo3', 'fal-ai/veo3/fast/image-to-video', ...KLING_I2V]);
+/** The app root an endpoint's /requests/{id} paths live under: its first two segments. */
+const rootOf = (endpoint: string) => endpoint.split('/').slice(0, 2).join('/');
 
 export interface FalFake extends Fake {
   requests: Map<string, { id: string; endpoint: string; input: any; polls: number; canceled: boolean }>;
@@ -44,8 +49,14 @@ export async function startFalFake(key: string): Promise<FalFake> {
       if (!input || typeof input !== 'object' || Buffer.isBuffer(input)) return json(422, { detail: [{ loc: ['body'], msg: 'field required', type: 'value_error.missing' }] });
       const problems: Array<{ loc: string[]; msg: string; type: string }> = [];
       if (typeof input.prompt !== 'string') problems.push({ loc: ['body', 'prompt'], msg: 'field required', type: 'value_error.missing' });
+      const kling = KLING_I2V.includes(endpoint);
+      // Image-to-video endpoints require image_url (a URL or a data URI), as their input schemas say.
+      if (endpoint.endsWith('/image-to-video') && (typeof input.image_url !== 'string' || !/^(https?:|data:image\/)/.test(input.image_url))) {
+        problems.push({ loc: ['body', 'image_url'], msg: 'field required', type: 'value_error.missing' });
+      }
+      if (kling && input.duration !== undefined && !['5', '10'].includes(input.duration)) problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '5', '10'", type: 'value_error.const' });
       if (input.aspect_ratio !== undefined && !['16:9', '9:16', '1:1'].includes(input.aspect_ratio)) problems.push({ loc: ['body', 'aspect_ratio'], msg: "unexpected value; permitted: '16:9', '9:16', '1:1'", type: 'value_error.const' });
-      if (input.duration !== undefined && !['4s', '6s', '8s'].includes(input.duration)) problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '4s', '6s', '8s'", type: 'value_error.const' });
+      if (!kling && input.duration !== undefined && !['4s', '6s', '8s'].includes(input.duration)) problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '4s', '6s', '8s'", type: 'value_error.const' });
       if (input.resolution !== undefined && !['720p', '1080p'].includes(input.resolution)) problems.push({ loc: ['body', 'resolution'], msg: "unexpected value; permitted: '720p', '1080p'", type: 'value_error.const' });
       if (input.seed !== undefined && !Number.isInteger(input.seed)) problems.push({ loc: ['body', 'seed'], msg: 'value is not a valid integer', type: 'type_error.integer' });
       if (problems.length) return json(422, { detail: problems });
@@ -55,22 +66,23 @@ export async function startFalFake(key: string): Promise<FalFake> {
       }
       const id = randomUUID();
       requests.set(id, { id, endpoint, input, polls: 0, canceled: false });
-      const root = `${fake.url}/fal-ai/veo3/requests/${id}`;
+      const root = `${fake.url}/${rootOf(endpoint)}/requests/${id}`;
       return json(200, { status: 'IN_QUEUE', request_id: id, response_url: root, status_url: `${root}/status`, cancel_url: `${root}/cancel`, queue_position: 0 });
     }
-    const m = /^\/fal-ai\/veo3\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(req.path);
-    const r = m && requests.get(m[1]);
-    if (!m || !r) return json(404, { detail: 'Request not found' });
-    const root = `${fake.url}/fal-ai/veo3/requests/${r.id}`;
+    const m = /^\/([^/]+\/[^/]+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(req.path);
+    const r = m && requests.get(m[2]);
+    if (!m || !r || rootOf(r.endpoint) !== m[1]) return json(404, { detail: 'Request not found' });
+    const root = `${fake.url}/${m[1]}/requests/${r.id}`;
+    const sub = m[3];
     const slow = /slow/.test(r.input.prompt) && !r.canceled;
-    if (m[2] === '/cancel') {
+    if (sub === '/cancel') {
       if (req.method !== 'PUT') return json(405, { detail: 'Method Not Allowed' });
       if (!slow) return json(400, { status: 'ALREADY_COMPLETED' });
       r.canceled = true;
       return json(202, { status: 'CANCELLATION_REQUESTED' });
     }
     if (req.method !== 'GET') return json(405, { detail: 'Method Not Allowed' });
-    if (m[2] === '/status') {
+    if (sub === '/status') {
       r.polls++;
       if (slow || r.polls < 2) return json(200, { status: r.polls < 2 ? 'IN_QUEUE' : 'IN_PROGRESS', queue_position: 0, response_url: root, status_url: `${root}/status`, cancel_url: `${root}/cancel`, logs: null });
       return json(200, { status: 'COMPLETED', response_url: root, status_url: `${root}/status`, cancel_url: `${root}/cancel`, logs: null, metrics: { inference_time: 1.2 } });
