@@ -1,8 +1,10 @@
 // npm start: the API and the job workers in one process (API_ONLY=1 for API nodes only).
 import module from 'node:module';
+import { registerFastResolve } from './boot/fast-resolve.ts';
 import { handleSignals, ShutdownRequested } from './lifecycle.ts';
 // V8 code and stripped TypeScript cached on disk (os.tmpdir()): the ~1,500 modules load faster on every later start.
 module.enableCompileCache?.();
+registerFastResolve();
 // Signal handlers first: a SIGTERM or Ctrl-C during start-up stops what was started, in order.
 const life = handleSignals('media-api');
 

@@ -1,8 +1,10 @@
 // npm run worker: job workers alone, for scale-out next to API-only nodes.
 import module from 'node:module';
+import { registerFastResolve } from './boot/fast-resolve.ts';
 import { handleSignals, ShutdownRequested } from './lifecycle.ts';
 // V8 code and stripped TypeScript cached on disk (os.tmpdir()), as in src/main.ts.
 module.enableCompileCache?.();
+registerFastResolve();
 // Signal handlers first: a SIGTERM or Ctrl-C during start-up stops what was started, in order.
 const life = handleSignals('media-api worker');
 

@@ -1,33 +1,22 @@
 // The admin CLI, run as users run it (`npm run -s admin -- …`), against the suite's database
 // and, in the second part, against the embedded database of a running server.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import t from 'tap';
+import { admin as runAdmin } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
-const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 
-async function admin(env: Record<string, string>, ...args: string[]) {
-  try {
-    const { stdout, stderr } = await run('npm', ['run', '-s', 'admin', '--', ...args], {
-      cwd: root,
-      env: { ...process.env, ...env },
-    });
-    return { code: 0, stdout, stderr, json: JSON.parse(stdout) };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr, json: undefined };
-  }
-}
+const admin = (env: Record<string, string>, ...args: string[]) => runAdmin(env, args);
 
 t.test('commands against DATABASE_URL', async (t) => {
   const env = { DATABASE_URL: await createTestDatabase(t) };
 
-  const org = await admin(env, 'org', 'create', '--name', 'Acme Ads', '--credits', '250');
+  // The README's own command line, through npm; the rest run `node src/cli/admin.ts` as npm does.
+  const org = await runAdmin(env, ['org', 'create', '--name', 'Acme Ads', '--credits', '250'], { viaNpm: true });
   t.equal(org.code, 0, org.stderr);
   t.equal(org.stdout.trim().split('\n').length, 1, 'one JSON object on stdout');
   t.match(org.json, { object: 'organization', name: 'Acme Ads', plan: 'paid', credits: 250 });
@@ -51,7 +40,7 @@ t.test('commands against DATABASE_URL', async (t) => {
   const revoke = await admin(env, 'key', 'revoke', '--id', key.json.id);
   t.same(revoke.json, { object: 'api_key', id: key.json.id, revoked: true });
 
-  for (const bad of [
+  const bads = [
     ['org', 'create'],
     ['org', 'create', '--name', 'X', '--plan', 'gold'],
     ['org', 'create', '--name', 'X', '--credits', '-5'],
@@ -61,8 +50,10 @@ t.test('commands against DATABASE_URL', async (t) => {
     ['key', 'revoke', '--id', '00000000-0000-4000-8000-000000000000'],
     ['org', 'explode'],
     ['org', 'create', '--name', 'X', '--bogus', '1'],
-  ]) {
-    const r = await admin(env, ...bad);
+  ];
+  const results = await Promise.all(bads.map((bad) => admin(env, ...bad)));
+  for (const [i, bad] of bads.entries()) {
+    const r = results[i];
     t.not(r.code, 0, `${bad.join(' ')} exits non-zero`);
     t.equal(r.stdout, '', `${bad.join(' ')} prints nothing on stdout`);
     t.match(r.stderr, /error/, `${bad.join(' ')} prints an error`);

@@ -1,28 +1,17 @@
 // The admin CLI's asset commands (brand-kit, avatar, voice: create, list, delete), run as users
 // run them, against the suite's database and a storage folder of their own: one JSON object on
 // stdout; bad input exits non-zero with the reason on stderr.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import sharp from 'sharp';
 import t from 'tap';
 import { runFfmpeg } from '../../src/media/ffmpeg.ts';
+import { admin as runAdmin } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '../..');
 
-async function admin(env: Record<string, string>, ...args: string[]) {
-  try {
-    const { stdout, stderr } = await run('npm', ['run', '-s', 'admin', '--', ...args], { cwd: root, env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr, json: JSON.parse(stdout) };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr, json: undefined };
-  }
-}
+const admin = (env: Record<string, string>, ...args: string[]) => runAdmin(env, args);
 
 t.test('brand-kit, avatar and voice commands', async (t) => {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'admin-assets-'));
