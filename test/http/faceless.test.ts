@@ -11,6 +11,7 @@ import sharp from 'sharp';
 import t from 'tap';
 import { brandKits, creditLedger, facelessVideos, organizations, webhookEndpoints, webhookEvents } from '../../src/db/schema/index.ts';
 import { extractFrame, probe } from '../../src/media/ffmpeg.ts';
+import { facelessProgress } from '../../src/services/faceless/faceless.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const magenta = await sharp({ create: { width: 300, height: 150, channels: 3, background: '#FF00FF' } }).png().toBuffer();
@@ -275,4 +276,23 @@ t.test('a reference that fails at render time: error, refunded once', async (t) 
   const events = await db.select().from(webhookEvents).where(eq(webhookEvents.orgId, ws.orgId));
   t.equal(events.length, 1, 'one faceless_video.failed event');
   t.match(JSON.parse(events[0].body), { type: 'faceless_video.failed', data: { object: 'video', id: res.body.video_id, kind: 'faceless', status: 'error' } });
+});
+
+t.test('progress never goes backwards: a late report of the last stage does not undo the next one', async (t) => {
+  // Progress reports are written without waiting: the end of `script` can land after the start of
+  // `scenes` (the same percent). A finished video is put back in `generating` for the check.
+  const [row] = await db.select().from(facelessVideos).where(eq(facelessVideos.status, 'completed')).limit(1);
+  t.ok(row, 'a finished video to use');
+  const id = row.videoId;
+  const state = async () => (await db.select({ stage: facelessVideos.stage, progress: facelessVideos.progress }).from(facelessVideos).where(eq(facelessVideos.videoId, id)))[0];
+  await db.update(facelessVideos).set({ status: 'generating', stage: 'scenes', progress: 20 }).where(eq(facelessVideos.videoId, id));
+  await facelessProgress(app.service.ctx, id, 'script', 20);
+  t.same(await state(), { stage: 'scenes', progress: 20 }, 'the late end of script is ignored');
+  await facelessProgress(app.service.ctx, id, 'script', 12);
+  t.same(await state(), { stage: 'scenes', progress: 20 }, 'so is an earlier percent');
+  await facelessProgress(app.service.ctx, id, 'scenes', 26);
+  t.same(await state(), { stage: 'scenes', progress: 26 }, 'the current stage moves on');
+  await facelessProgress(app.service.ctx, id, 'voiceover', 26);
+  t.same(await state(), { stage: 'voiceover', progress: 26 }, 'and the next stage starts at the same percent');
+  await db.update(facelessVideos).set({ status: row.status, stage: row.stage, progress: row.progress }).where(eq(facelessVideos.videoId, id));
 });

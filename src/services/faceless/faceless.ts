@@ -10,13 +10,16 @@ import { editorVideos, facelessVideos, media, videos } from '../../db/schema/ind
 import { QUEUES } from '../../jobs/queue.ts';
 import { runChargedCommand } from '../billing/charged-command.ts';
 import { applyCreditChange, type Tx } from '../billing/credits.ts';
+import { forwardOnly } from '../progress.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
 import type { Timeline } from '../editor/model.ts';
 import { resolveFaceless, type CreateFacelessBody, type FacelessSpec } from './requests.ts';
 
 type S = components['schemas'];
 export type FailureDetail = S['FailureDetail'];
-export type FacelessStage = 'script' | 'scenes' | 'voiceover' | 'captions' | 'render';
+/** The pipeline's stages, in order. */
+export const FACELESS_STAGES = ['script', 'scenes', 'voiceover', 'captions', 'render'] as const;
+export type FacelessStage = (typeof FACELESS_STAGES)[number];
 
 /** POST /faceless-videos. */
 export function createFacelessVideo(ctx: AppContext, orgId: string, body: CreateFacelessBody, headerKey: string | undefined): Promise<S['FacelessVideoGeneration']> {
@@ -104,10 +107,18 @@ export async function startFacelessAttempt(ctx: AppContext, videoId: number): Pr
 }
 
 export async function facelessProgress(ctx: AppContext, videoId: number, stage: string, percent: number): Promise<void> {
+  const progress = Math.max(0, Math.min(99, Math.round(percent)));
+  // Never backwards (services/progress.ts): a report written without waiting can land late.
   await ctx.db
     .update(facelessVideos)
-    .set({ stage, progress: Math.max(0, Math.min(99, Math.round(percent))), updatedAt: new Date() })
-    .where(and(eq(facelessVideos.videoId, videoId), eq(facelessVideos.status, 'generating')));
+    .set({ stage, progress, updatedAt: new Date() })
+    .where(
+      and(
+        eq(facelessVideos.videoId, videoId),
+        eq(facelessVideos.status, 'generating'),
+        forwardOnly(facelessVideos, progress, stage, FACELESS_STAGES),
+      ),
+    );
 }
 
 /** Stores what a stage produced (merged into the artifacts), so a re-run resumes after it. */

@@ -16,6 +16,7 @@ import type { SlideCopy } from '../../providers/writer/types.ts';
 import { runChargedCommand } from '../billing/charged-command.ts';
 import { applyCreditChange, type Tx } from '../billing/credits.ts';
 import { emptyTimeline, type Timeline } from '../editor/model.ts';
+import { forwardOnly } from '../progress.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
 import { resolveSlideshow, type CreateSlideshowBody, type ResolvedSlideshow, type SlideshowSpec } from './slideshow-requests.ts';
 
@@ -24,6 +25,8 @@ export type FailureDetail = S['FailureDetail'];
 export type SlideshowGeneration = S['SlideshowGeneration'];
 export type SlideshowView = S['Slideshow'];
 export type SlideshowStage = NonNullable<(typeof slideshows.$inferSelect)['stage']>;
+/** The pipeline's stages, in order. */
+const SLIDESHOW_STAGES: readonly SlideshowStage[] = ['copy', 'slides', 'project', 'video'];
 
 /** Frame rate of a slideshow's editor project. */
 export const SLIDESHOW_FPS = 30;
@@ -154,10 +157,18 @@ export async function startSlideshow(ctx: AppContext, id: string): Promise<Slide
 }
 
 export async function slideshowProgress(ctx: AppContext, id: string, stage: SlideshowStage, percent: number): Promise<void> {
+  const progress = Math.max(0, Math.min(99, Math.round(percent)));
+  // Never backwards (as facelessProgress): a report written without waiting can land late.
   await ctx.db
     .update(slideshows)
-    .set({ stage, progress: Math.max(0, Math.min(99, Math.round(percent))), updatedAt: new Date() })
-    .where(and(eq(slideshows.id, id), eq(slideshows.status, 'generating')));
+    .set({ stage, progress, updatedAt: new Date() })
+    .where(
+      and(
+        eq(slideshows.id, id),
+        eq(slideshows.status, 'generating'),
+        forwardOnly(slideshows, progress, stage, SLIDESHOW_STAGES),
+      ),
+    );
 }
 
 /** Stores the copy unless an earlier attempt did; returns the stored copy (the first one written wins). */
