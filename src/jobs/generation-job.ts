@@ -221,6 +221,7 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
         durationSeconds: spec.durationSeconds,
         imageFormat: spec.imageFormat,
         brandColors: spec.brandKit?.colors,
+        brandColorRoles: spec.brandKit?.colorRoles,
         brandName: spec.brandKit?.name,
         generateAudio: spec.generateAudio,
         avatarName: spec.avatar?.name,

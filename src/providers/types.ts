@@ -41,6 +41,8 @@ export interface GenerationJob {
   durationSeconds?: number; // videos
   imageFormat?: ImageFormat;
   brandColors?: string[]; // '#RRGGBB', from the brand kit
+  /** The brand kit's colours by role (primary, secondary, accent, background, text), for hosted prompts. */
+  brandColorRoles?: { role: string; hex: string }[];
   brandName?: string;
   referenceImages: Buffer[]; // already fetched (by a guarded client elsewhere) or read from storage
   /** MEDIA_MAX_PIXELS: a reference image with more pixels is refused (not decoded). */
