@@ -4,6 +4,8 @@
 // output stored as ours (real dimensions and durations), 429 → waited out (Retry-After) and
 // completed, content policy → failed and refunded once, past the job deadline → the provider's
 // job canceled, and a worker that crashed after submitting resumes polling without a new submit.
+// The brand kit shapes what each model is sent (prompt guidance; the logo as an edit's extra
+// image), and inputs a hosted model cannot use (or edits without an image) are 400s, uncharged.
 import sharp from 'sharp';
 import t from 'tap';
 import type { Test } from 'tap';

@@ -107,10 +107,10 @@ function refuseUnusedByHostedModel(cfg: ProviderConfig, body: CreateGenerationBo
   const by = `variant ${v.id} of ${slug} is made by ${model.model}`;
   const given = (k: keyof CreateGenerationBody) => body[k] !== undefined && body[k] !== null;
   if (names.prompt === null) {
-    if (given('prompt')) p.add('prompt', `does not apply: ${by}, which takes no prompt`);
+    if (body.prompt?.trim()) p.add('prompt', `does not apply: ${by}, which takes no prompt`);
     if (given('brand_kit_id')) p.add('brand_kit_id', `does not apply: ${by}, which takes no prompt (the kit's name and colours are prompt guidance)`);
   }
-  if (given('aspect_ratio') && body.aspect_ratio !== 'auto' && (names.aspect_ratio === null)) {
+  if (given('aspect_ratio') && body.aspect_ratio !== 'auto' && names.aspect_ratio === null) {
     p.add('aspect_ratio', `does not apply: ${by}, which takes its frame from its input; omit it or give auto`);
   }
   const sizeless = names.resolution === null || v.output === 'image';
