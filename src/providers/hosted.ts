@@ -264,6 +264,7 @@ export async function inputsFor(job: GenerationJob, model: ProviderModel, defaul
     const fmt = model.duration_format ?? 'integer';
     set(name('duration', 'duration'), d === undefined ? undefined : fmt === 'string' ? String(d) : fmt === 'seconds' ? `${d}s` : d);
     set(name('resolution', 'resolution'), `${Math.min(job.width, job.height)}p`);
+    set(name('generate_audio', null), job.generateAudio);
   }
   set(name('seed', 'seed'), seedOf(job.generationId));
   const imageKey = name('image', defaultImageName);
@@ -324,7 +325,8 @@ export async function storeOutput(label: string, job: GenerationJob, bytes: Buff
       if ((info.durationSeconds ?? 0) > MAX_OUTPUT_SECONDS) throw invalid(`it lasts ${info.durationSeconds} s, more than the ${MAX_OUTPUT_SECONDS} s accepted`);
       const out = path.join(workDir, `${job.generationId}.mp4`);
       await rename(tmp, out);
-      return { path: out, contentType: CONTENT_TYPES.mp4, width: info.width, height: info.height, durationSeconds: info.durationSeconds ?? undefined, bytes: (await stat(out)).size };
+      // Whether it has sound is what the model made, not what was asked (Kling makes none).
+      return { path: out, contentType: CONTENT_TYPES.mp4, width: info.width, height: info.height, durationSeconds: info.durationSeconds ?? undefined, hasAudio: Boolean(info.hasAudio), bytes: (await stat(out)).size };
     }
     const want = job.imageFormat ?? 'png';
     const out = path.join(workDir, `${job.generationId}.${EXT[want]}`);

@@ -75,6 +75,8 @@ export interface ProviderResult {
   width: number;
   height: number;
   durationSeconds?: number;
+  /** Whether the video has a sound track, when the provider knows (hosted outputs are probed). */
+  hasAudio?: boolean;
   bytes: number;
 }
 

@@ -59,6 +59,12 @@ async function generate(body: Record<string, unknown>, inWorkspace?: { orgId: st
   }
 }
 
+/** has_audio of a generation's output media (what the stored file has, for hosted outputs). */
+async function hasAudio(generationId: string): Promise<boolean | null> {
+  const [row] = await sql`select m.has_audio from generations g join media m on m.id = g.output_media_id where g.id = ${generationId}`;
+  return row?.has_audio ?? null;
+}
+
 async function stored(url: string) {
   return Buffer.from(await (await fetch(url)).arrayBuffer());
 }
@@ -107,9 +113,16 @@ t.test('fal: a queued Veo request becomes the generation’s video', async (t) =
   t.ok(Math.abs((info.duration_seconds ?? 0) - 2) < 0.2);
   const submit = fal.seen.find((s) => s.method === 'POST' && s.body?.prompt === 'A drone shot over a lake');
   t.equal(submit?.path, '/fal-ai/veo3/fast');
-  t.match(submit?.body, { prompt: 'A drone shot over a lake', aspect_ratio: '16:9', duration: '4s', resolution: '720p', seed: Number });
+  t.match(submit?.body, { prompt: 'A drone shot over a lake', aspect_ratio: '16:9', duration: '4s', resolution: '720p', generate_audio: true, seed: Number });
   const req = [...fal.requests.values()].find((r) => r.input.prompt === 'A drone shot over a lake')!;
   t.ok(fal.seen.some((s) => s.path === `/fal-ai/veo3/requests/${req.id}/status`), 'status polled under the app root');
+  t.equal(info.has_audio, true, 'Veo made its sound');
+  t.equal(await hasAudio(g.id), true, 'recorded as having sound');
+  // generate_audio: false reaches Veo, and the output is recorded as what the model made.
+  const silent = await generate({ model_slug: 'veo-3', variant_id: 'fast', prompt: 'A quiet lake', aspect_ratio: '16:9', duration: 4, generate_audio: false });
+  t.equal(silent.g.status, 'completed', JSON.stringify(silent.g.error));
+  t.equal([...fal.requests.values()].find((r) => r.input.prompt === 'A quiet lake')?.input.generate_audio, false);
+  t.equal(await hasAudio(silent.id), false, 'no sound asked, none recorded');
 });
 
 t.test('fal: a content_policy_violation fails the generation and refunds it', async (t) => {
@@ -170,7 +183,8 @@ t.test('fal: Kling image-to-video with its reference image becomes the generatio
   const req = [...fal.requests.values()].find((r) => r.input.prompt === 'The bottle turns gently')!;
   t.equal(req.endpoint, 'fal-ai/kling-video/v2.1/standard/image-to-video');
   t.match(req.input, { duration: '5', image_url: /^data:image\/png;base64,/ });
-  t.notOk('aspect_ratio' in req.input || 'resolution' in req.input, 'no inputs the endpoint does not take');
+  t.notOk('aspect_ratio' in req.input || 'resolution' in req.input || 'generate_audio' in req.input, 'no inputs the endpoint does not take');
+  t.equal(await hasAudio(g.id), false, 'Kling makes no sound: recorded as silent although generate_audio defaults to true');
   t.ok(fal.seen.some((s) => s.path === `/fal-ai/kling-video/requests/${req.id}/status`), 'status polled under the app root');
   const ledger = await sql`select reason, delta from credit_ledger where org_id = ${ws.orgId} order by id`;
   t.same(ledger.map((l) => [l.reason, l.delta]), [['initial_grant', 1000], ['generation_charge', -charged]], 'charged once, nothing refunded');
