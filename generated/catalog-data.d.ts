@@ -131,7 +131,7 @@ export interface components {
             model: string;
             /** @description replicate only: a version id; then POST /v1/predictions with {version, input}. */
             version?: string;
-            /** @description Input field per request field. Defaults: prompt "prompt", aspect_ratio "aspect_ratio", seed "seed" (replicate, fal; derived from the generation id), image ("image" on replicate, "image_url" on fal; reference images as data URIs), and for videos duration "duration" and resolution "resolution". video and audio (source/motion video, audio track) are sent only when named. */
+            /** @description Input field per request field. Defaults: prompt "prompt", aspect_ratio "aspect_ratio", seed "seed" (replicate, fal; derived from the generation id), image ("image" on replicate, "image_url" on fal; reference images as data URIs), and for videos duration "duration" and resolution "resolution". video and audio (source/motion video, audio track) and generate_audio (the request's boolean, videos) are sent only when named. */
             input_names?: {
                 prompt?: components["schemas"]["ProviderInputName"];
                 aspect_ratio?: components["schemas"]["ProviderInputName"];
@@ -141,6 +141,7 @@ export interface components {
                 image?: components["schemas"]["ProviderInputName"];
                 video?: components["schemas"]["ProviderInputName"];
                 audio?: components["schemas"]["ProviderInputName"];
+                generate_audio?: components["schemas"]["ProviderInputName"];
             };
             /** @description Send the reference images as a list (e.g. image_urls) rather than the first one alone. */
             image_list?: boolean;

@@ -2,7 +2,7 @@
 "use strict";
 exports.CatalogDocument = validate21;
 const schema32 = {"description":"spec/catalog.yaml. Slugs are unique across all five sections (checked at load).","type":"object","additionalProperties":false,"required":["static_ads","video_ads","ugc_ads","ai_models","slideshow_templates","slideshow_pricing"],"properties":{"static_ads":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/StaticTemplate"}},"video_ads":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/VideoTemplate","type":"object","properties":{"section":{"const":"video_ads"},"type":{"const":"video_ad"}}}},"ugc_ads":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/VideoTemplate","type":"object","properties":{"section":{"const":"ugc_ads"},"type":{"const":"ugc_ad"}}}},"ai_models":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/AiModel"}},"slideshow_templates":{"type":"array","minItems":1,"maxItems":500,"items":{"$ref":"#/$defs/SlideshowTemplate"}},"slideshow_pricing":{"$ref":"#/$defs/SlideshowPricing"}}};
-const schema93 = {"description":"Price of POST /slideshows: credits_per_slide × slide_count, whatever the aspect ratio, inputs or overlays (each slide is rendered, stored and placed on the editor timeline; the carousel MP4 is included).","type":"object","additionalProperties":false,"required":["credits_per_slide"],"properties":{"credits_per_slide":{"description":"Credits per slide.","type":"integer","minimum":1,"maximum":10000}}};
+const schema94 = {"description":"Price of POST /slideshows: credits_per_slide × slide_count, whatever the aspect ratio, inputs or overlays (each slide is rendered, stored and placed on the editor timeline; the carousel MP4 is included).","type":"object","additionalProperties":false,"required":["credits_per_slide"],"properties":{"credits_per_slide":{"description":"Credits per slide.","type":"integer","minimum":1,"maximum":10000}}};
 const schema33 = {"type":"object","additionalProperties":false,"required":["slug","title","preview_image","section","default_aspect_ratio","default_resolution","credits","presets"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"preview_image":{"$ref":"#/$defs/SvgPath"},"section":{"type":"string","const":"static_ads"},"default_aspect_ratio":{"$ref":"#/$defs/AspectRatio"},"default_resolution":{"type":"string","enum":["1K","2K"]},"credits":{"description":"Credits per generated image.","type":"integer","minimum":1,"maximum":10000},"presets":{"$ref":"#/$defs/Presets"}}};
 const schema34 = {"description":"kebab-case.","type":"string","maxLength":160,"pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"};
 const schema35 = {"type":"string","minLength":1,"maxLength":160,"pattern":"\\S"};
@@ -1637,7 +1637,7 @@ return errors === 0;
 }
 validate44.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema70 = {"description":"Internal: the hosted model that makes this variant when its provider has a key configured (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY); without a key, or without this block, the local renderer makes it. Our request maps onto the model's input by `input_names` (defaults below; null leaves a field out). See the README, \"Generation providers\".","type":"object","additionalProperties":false,"required":["name","model"],"properties":{"name":{"description":"replicate (predictions API), fal (queue API) or openai (Images API).","type":"string","enum":["replicate","fal","openai"]},"model":{"description":"replicate: \"owner/name\" (POST /v1/models/{owner}/{name}/predictions); fal: the endpoint id, e.g. \"fal-ai/veo3/fast\"; openai: the image model, e.g. \"gpt-image-1\".","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$","maxLength":200},"version":{"description":"replicate only: a version id; then POST /v1/predictions with {version, input}.","type":"string","pattern":"^[a-f0-9]{64}$"},"input_names":{"description":"Input field per request field. Defaults: prompt \"prompt\", aspect_ratio \"aspect_ratio\", seed \"seed\" (replicate, fal; derived from the generation id), image (\"image\" on replicate, \"image_url\" on fal; reference images as data URIs), and for videos duration \"duration\" and resolution \"resolution\". video and audio (source/motion video, audio track) are sent only when named.","type":"object","additionalProperties":false,"properties":{"prompt":{"$ref":"#/$defs/ProviderInputName"},"aspect_ratio":{"$ref":"#/$defs/ProviderInputName"},"resolution":{"$ref":"#/$defs/ProviderInputName"},"duration":{"$ref":"#/$defs/ProviderInputName"},"seed":{"$ref":"#/$defs/ProviderInputName"},"image":{"$ref":"#/$defs/ProviderInputName"},"video":{"$ref":"#/$defs/ProviderInputName"},"audio":{"$ref":"#/$defs/ProviderInputName"}}},"image_list":{"description":"Send the reference images as a list (e.g. image_urls) rather than the first one alone.","type":"boolean"},"duration_format":{"description":"How duration is sent: integer 8 (default), string \"8\", or seconds \"8s\".","type":"string","enum":["integer","string","seconds"]},"input":{"description":"Fixed extra input sent as is (e.g. {output_format: png}).","type":"object","maxProperties":20}}};
+const schema70 = {"description":"Internal: the hosted model that makes this variant when its provider has a key configured (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY); without a key, or without this block, the local renderer makes it. Our request maps onto the model's input by `input_names` (defaults below; null leaves a field out). See the README, \"Generation providers\".","type":"object","additionalProperties":false,"required":["name","model"],"properties":{"name":{"description":"replicate (predictions API), fal (queue API) or openai (Images API).","type":"string","enum":["replicate","fal","openai"]},"model":{"description":"replicate: \"owner/name\" (POST /v1/models/{owner}/{name}/predictions); fal: the endpoint id, e.g. \"fal-ai/veo3/fast\"; openai: the image model, e.g. \"gpt-image-1\".","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$","maxLength":200},"version":{"description":"replicate only: a version id; then POST /v1/predictions with {version, input}.","type":"string","pattern":"^[a-f0-9]{64}$"},"input_names":{"description":"Input field per request field. Defaults: prompt \"prompt\", aspect_ratio \"aspect_ratio\", seed \"seed\" (replicate, fal; derived from the generation id), image (\"image\" on replicate, \"image_url\" on fal; reference images as data URIs), and for videos duration \"duration\" and resolution \"resolution\". video and audio (source/motion video, audio track) and generate_audio (the request's boolean, videos) are sent only when named.","type":"object","additionalProperties":false,"properties":{"prompt":{"$ref":"#/$defs/ProviderInputName"},"aspect_ratio":{"$ref":"#/$defs/ProviderInputName"},"resolution":{"$ref":"#/$defs/ProviderInputName"},"duration":{"$ref":"#/$defs/ProviderInputName"},"seed":{"$ref":"#/$defs/ProviderInputName"},"image":{"$ref":"#/$defs/ProviderInputName"},"video":{"$ref":"#/$defs/ProviderInputName"},"audio":{"$ref":"#/$defs/ProviderInputName"},"generate_audio":{"$ref":"#/$defs/ProviderInputName"}}},"image_list":{"description":"Send the reference images as a list (e.g. image_urls) rather than the first one alone.","type":"boolean"},"duration_format":{"description":"How duration is sent: integer 8 (default), string \"8\", or seconds \"8s\".","type":"string","enum":["integer","string","seconds"]},"input":{"description":"Fixed extra input sent as is (e.g. {output_format: png}).","type":"object","maxProperties":20}}};
 const schema71 = {"oneOf":[{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},{"type":"null"}]};
 const pattern21 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$", "u");
 const pattern22 = new RegExp("^[a-f0-9]{64}$", "u");
@@ -1773,7 +1773,7 @@ if(data.input_names !== undefined){
 let data3 = data.input_names;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 for(const key1 in data3){
-if(!((((((((key1 === "prompt") || (key1 === "aspect_ratio")) || (key1 === "resolution")) || (key1 === "duration")) || (key1 === "seed")) || (key1 === "image")) || (key1 === "video")) || (key1 === "audio"))){
+if(!(func8.call(schema70.properties.input_names.properties, key1))){
 const err10 = {instancePath:instancePath+"/input_names",schemaPath:"#/properties/input_names/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -2400,9 +2400,15 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err43 = {instancePath:instancePath+"/input_names",schemaPath:"#/properties/input_names/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data3.generate_audio !== undefined){
+let data12 = data3.generate_audio;
+const _errs69 = errors;
+let valid19 = false;
+let passing8 = null;
+const _errs70 = errors;
+if(typeof data12 === "string"){
+if(!pattern23.test(data12)){
+const err43 = {instancePath:instancePath+"/input_names/generate_audio",schemaPath:"#/$defs/ProviderInputName/oneOf/0/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2412,9 +2418,8 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data.image_list !== undefined){
-if(typeof data.image_list !== "boolean"){
-const err44 = {instancePath:instancePath+"/image_list",schemaPath:"#/properties/image_list/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err44 = {instancePath:instancePath+"/input_names/generate_audio",schemaPath:"#/$defs/ProviderInputName/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -2423,11 +2428,14 @@ vErrors.push(err44);
 }
 errors++;
 }
+var _valid8 = _errs70 === errors;
+if(_valid8){
+valid19 = true;
+passing8 = 0;
 }
-if(data.duration_format !== undefined){
-let data13 = data.duration_format;
-if(typeof data13 !== "string"){
-const err45 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs72 = errors;
+if(data12 !== null){
+const err45 = {instancePath:instancePath+"/input_names/generate_audio",schemaPath:"#/$defs/ProviderInputName/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -2436,8 +2444,19 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(!(((data13 === "integer") || (data13 === "string")) || (data13 === "seconds"))){
-const err46 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/enum",keyword:"enum",params:{allowedValues: schema70.properties.duration_format.enum},message:"must be equal to one of the allowed values"};
+var _valid8 = _errs72 === errors;
+if(_valid8 && valid19){
+valid19 = false;
+passing8 = [passing8, 1];
+}
+else {
+if(_valid8){
+valid19 = true;
+passing8 = 1;
+}
+}
+if(!valid19){
+const err46 = {instancePath:instancePath+"/input_names/generate_audio",schemaPath:"#/$defs/ProviderInputName/oneOf",keyword:"oneOf",params:{passingSchemas: passing8},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2446,12 +2465,21 @@ vErrors.push(err46);
 }
 errors++;
 }
+else {
+errors = _errs69;
+if(vErrors !== null){
+if(_errs69){
+vErrors.length = _errs69;
 }
-if(data.input !== undefined){
-let data14 = data.input;
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-if(Object.keys(data14).length > 20){
-const err47 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/input_names",schemaPath:"#/properties/input_names/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2461,8 +2489,9 @@ vErrors.push(err47);
 errors++;
 }
 }
-else {
-const err48 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.image_list !== undefined){
+if(typeof data.image_list !== "boolean"){
+const err48 = {instancePath:instancePath+"/image_list",schemaPath:"#/properties/image_list/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -2472,14 +2501,62 @@ vErrors.push(err48);
 errors++;
 }
 }
-}
-else {
-const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.duration_format !== undefined){
+let data14 = data.duration_format;
+if(typeof data14 !== "string"){
+const err49 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
 }
 else {
 vErrors.push(err49);
+}
+errors++;
+}
+if(!(((data14 === "integer") || (data14 === "string")) || (data14 === "seconds"))){
+const err50 = {instancePath:instancePath+"/duration_format",schemaPath:"#/properties/duration_format/enum",keyword:"enum",params:{allowedValues: schema70.properties.duration_format.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data.input !== undefined){
+let data15 = data.input;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(Object.keys(data15).length > 20){
+const err51 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
 }
 errors++;
 }
@@ -2965,7 +3042,7 @@ return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema79 = {"description":"Makes videos. Checked at load: default_duration is one of duration_options, duration_options ascend, and credits = credits_per_second × default_duration.","type":"object","additionalProperties":false,"required":["id","label","model","input_mode","output","default_aspect_ratio","default_duration","duration_options","default_resolution","credits","credits_per_second"],"properties":{"id":{"$ref":"#/$defs/Slug"},"label":{"$ref":"#/$defs/Text160"},"model":{"$ref":"#/$defs/Text160"},"input_mode":{"$ref":"#/$defs/InputModes"},"requires":{"$ref":"#/$defs/RequiredInputs"},"output":{"type":"string","const":"video"},"default_aspect_ratio":{"$ref":"#/$defs/VariantAspectRatio"},"default_duration":{"$ref":"#/$defs/Duration"},"duration_options":{"$ref":"#/$defs/DurationOptions"},"default_resolution":{"$ref":"#/$defs/VideoResolution"},"credits":{"description":"Credits per video at default_duration.","type":"integer","minimum":1,"maximum":100000},"credits_per_second":{"$ref":"#/$defs/CreditsPerSecond"},"provider":{"$ref":"#/$defs/ProviderModel"}}};
+const schema80 = {"description":"Makes videos. Checked at load: default_duration is one of duration_options, duration_options ascend, and credits = credits_per_second × default_duration.","type":"object","additionalProperties":false,"required":["id","label","model","input_mode","output","default_aspect_ratio","default_duration","duration_options","default_resolution","credits","credits_per_second"],"properties":{"id":{"$ref":"#/$defs/Slug"},"label":{"$ref":"#/$defs/Text160"},"model":{"$ref":"#/$defs/Text160"},"input_mode":{"$ref":"#/$defs/InputModes"},"requires":{"$ref":"#/$defs/RequiredInputs"},"output":{"type":"string","const":"video"},"default_aspect_ratio":{"$ref":"#/$defs/VariantAspectRatio"},"default_duration":{"$ref":"#/$defs/Duration"},"duration_options":{"$ref":"#/$defs/DurationOptions"},"default_resolution":{"$ref":"#/$defs/VideoResolution"},"credits":{"description":"Credits per video at default_duration.","type":"integer","minimum":1,"maximum":100000},"credits_per_second":{"$ref":"#/$defs/CreditsPerSecond"},"provider":{"$ref":"#/$defs/ProviderModel"}}};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3089,7 +3166,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func8.call(schema79.properties, key0))){
+if(!(func8.call(schema80.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -3919,8 +3996,8 @@ return errors === 0;
 }
 validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema88 = {"type":"object","additionalProperties":false,"required":["slug","title","preview_image","default_aspect_ratio","accepts_media_kinds"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"preview_image":{"$ref":"#/$defs/SvgPath"},"default_aspect_ratio":{"description":"Only drives the preview image shape.","$ref":"#/$defs/AspectRatio"},"accepts_media_kinds":{"type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"$ref":"#/$defs/MediaKind"}}}};
-const schema92 = {"type":"string","enum":["image","slideshow","video"]};
+const schema89 = {"type":"object","additionalProperties":false,"required":["slug","title","preview_image","default_aspect_ratio","accepts_media_kinds"],"properties":{"slug":{"$ref":"#/$defs/Slug"},"title":{"$ref":"#/$defs/Text160"},"preview_image":{"$ref":"#/$defs/SvgPath"},"default_aspect_ratio":{"description":"Only drives the preview image shape.","$ref":"#/$defs/AspectRatio"},"accepts_media_kinds":{"type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"$ref":"#/$defs/MediaKind"}}}};
+const schema93 = {"type":"string","enum":["image","slideshow","video"]};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4141,7 +4218,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data5 === "image") || (data5 === "slideshow")) || (data5 === "video"))){
-const err18 = {instancePath:instancePath+"/accepts_media_kinds/" + i0,schemaPath:"#/$defs/MediaKind/enum",keyword:"enum",params:{allowedValues: schema92.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/accepts_media_kinds/" + i0,schemaPath:"#/$defs/MediaKind/enum",keyword:"enum",params:{allowedValues: schema93.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4656,15 +4733,15 @@ return errors === 0;
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.VoicesDocument = validate59;
-const schema94 = {"description":"spec/voices.yaml. Voice ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["voices"],"properties":{"voices":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Voice"}}}};
-const schema95 = {"type":"object","additionalProperties":false,"required":["id","name","preview","source","locale","credits_9_16","credits_16_9","gender","age","style_tags","recommendation_summary","espeak_voice"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"preview":{"description":"The spoken sample (voices/<id>.wav), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:wav|mp3|ogg)$"},"source":{"type":"string","enum":["built_in"]},"locale":{"type":"array","minItems":1,"maxItems":20,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"}},"credits_9_16":{"type":"integer","minimum":0,"maximum":100000},"credits_16_9":{"type":"integer","minimum":0,"maximum":100000},"gender":{"$ref":"#/$defs/Gender"},"age":{"$ref":"#/$defs/Age"},"style_tags":{"$ref":"#/$defs/StyleTags"},"recommendation_summary":{"$ref":"#/$defs/Text500"},"espeak_voice":{"description":"Internal: the espeak-ng voice (language[+variant]) for local TTS, like \"en-us\" or \"en-us+f3\".","type":"string","maxLength":80,"pattern":"^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"}}};
-const schema99 = {"type":"string","enum":["female","male","neutral"]};
-const schema100 = {"type":"string","enum":["young","middle_aged","old"]};
-const schema101 = {"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"type":"string","maxLength":160,"pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"}};
-const schema102 = {"type":"string","minLength":1,"maxLength":500,"pattern":"\\S"};
-const pattern39 = new RegExp("\\.(?:wav|mp3|ogg)$", "u");
-const pattern40 = new RegExp("^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$", "u");
-const pattern43 = new RegExp("^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$", "u");
+const schema95 = {"description":"spec/voices.yaml. Voice ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["voices"],"properties":{"voices":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Voice"}}}};
+const schema96 = {"type":"object","additionalProperties":false,"required":["id","name","preview","source","locale","credits_9_16","credits_16_9","gender","age","style_tags","recommendation_summary","espeak_voice"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"preview":{"description":"The spoken sample (voices/<id>.wav), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:wav|mp3|ogg)$"},"source":{"type":"string","enum":["built_in"]},"locale":{"type":"array","minItems":1,"maxItems":20,"uniqueItems":true,"items":{"type":"string","pattern":"^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"}},"credits_9_16":{"type":"integer","minimum":0,"maximum":100000},"credits_16_9":{"type":"integer","minimum":0,"maximum":100000},"gender":{"$ref":"#/$defs/Gender"},"age":{"$ref":"#/$defs/Age"},"style_tags":{"$ref":"#/$defs/StyleTags"},"recommendation_summary":{"$ref":"#/$defs/Text500"},"espeak_voice":{"description":"Internal: the espeak-ng voice (language[+variant]) for local TTS, like \"en-us\" or \"en-us+f3\".","type":"string","maxLength":80,"pattern":"^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"}}};
+const schema100 = {"type":"string","enum":["female","male","neutral"]};
+const schema101 = {"type":"string","enum":["young","middle_aged","old"]};
+const schema102 = {"type":"array","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"type":"string","maxLength":160,"pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"}};
+const schema103 = {"type":"string","minLength":1,"maxLength":500,"pattern":"\\S"};
+const pattern40 = new RegExp("\\.(?:wav|mp3|ogg)$", "u");
+const pattern41 = new RegExp("^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$", "u");
+const pattern44 = new RegExp("^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$", "u");
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4798,7 +4875,7 @@ vErrors.push(err11);
 errors++;
 }
 for(const key0 in data){
-if(!(func8.call(schema95.properties, key0))){
+if(!(func8.call(schema96.properties, key0))){
 const err12 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
@@ -4924,7 +5001,7 @@ vErrors.push(err22);
 errors++;
 }
 if(typeof data2 === "string"){
-if(!pattern39.test(data2)){
+if(!pattern40.test(data2)){
 const err23 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/pattern",keyword:"pattern",params:{pattern: "\\.(?:wav|mp3|ogg)$"},message:"must match pattern \""+"\\.(?:wav|mp3|ogg)$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -4959,7 +5036,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(data3 === "built_in")){
-const err26 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema95.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err26 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema96.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4996,7 +5073,7 @@ const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 if(typeof data5 === "string"){
-if(!pattern40.test(data5)){
+if(!pattern41.test(data5)){
 const err29 = {instancePath:instancePath+"/locale/" + i0,schemaPath:"#/properties/locale/items/pattern",keyword:"pattern",params:{pattern: "^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"},message:"must match pattern \""+"^[a-z]{2,3}(?:-(?:[A-Z]{2}|[0-9]{3}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err29];
@@ -5137,7 +5214,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data8 === "female") || (data8 === "male")) || (data8 === "neutral"))){
-const err40 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema99.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -5160,7 +5237,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!(((data9 === "young") || (data9 === "middle_aged")) || (data9 === "old"))){
-const err42 = {instancePath:instancePath+"/age",schemaPath:"#/$defs/Age/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/age",schemaPath:"#/$defs/Age/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -5323,7 +5400,7 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(!pattern43.test(data13)){
+if(!pattern44.test(data13)){
 const err55 = {instancePath:instancePath+"/espeak_voice",schemaPath:"#/properties/espeak_voice/pattern",keyword:"pattern",params:{pattern: "^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"},message:"must match pattern \""+"^[a-z]{2,3}(?:-[a-z0-9]+)*(?:\\+[A-Za-z0-9_-]+)?$"+"\""};
 if(vErrors === null){
 vErrors = [err55];
@@ -5454,9 +5531,9 @@ return errors === 0;
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.AvatarsDocument = validate62;
-const schema103 = {"description":"spec/avatars.yaml. Avatar ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["avatars"],"properties":{"avatars":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Avatar"}}}};
-const schema104 = {"type":"object","additionalProperties":false,"required":["id","name","image","video","description","gender","style_tags"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"image":{"$ref":"#/$defs/SvgPath"},"video":{"description":"A presenter clip (avatars/<id>.mp4), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:mp4|webm)$"},"description":{"$ref":"#/$defs/Text500"},"gender":{"$ref":"#/$defs/Gender"},"style_tags":{"$ref":"#/$defs/StyleTags"}}};
-const pattern47 = new RegExp("\\.(?:mp4|webm)$", "u");
+const schema104 = {"description":"spec/avatars.yaml. Avatar ids are unique (checked at load).","type":"object","additionalProperties":false,"required":["avatars"],"properties":{"avatars":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/Avatar"}}}};
+const schema105 = {"type":"object","additionalProperties":false,"required":["id","name","image","video","description","gender","style_tags"],"properties":{"id":{"$ref":"#/$defs/Slug"},"name":{"$ref":"#/$defs/Text160"},"image":{"$ref":"#/$defs/SvgPath"},"video":{"description":"A presenter clip (avatars/<id>.mp4), made on first request (src/media/catalog-samples.ts).","$ref":"#/$defs/RelPath","type":"string","pattern":"\\.(?:mp4|webm)$"},"description":{"$ref":"#/$defs/Text500"},"gender":{"$ref":"#/$defs/Gender"},"style_tags":{"$ref":"#/$defs/StyleTags"}}};
+const pattern48 = new RegExp("\\.(?:mp4|webm)$", "u");
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5672,7 +5749,7 @@ vErrors.push(err17);
 errors++;
 }
 if(typeof data3 === "string"){
-if(!pattern47.test(data3)){
+if(!pattern48.test(data3)){
 const err18 = {instancePath:instancePath+"/video",schemaPath:"#/properties/video/pattern",keyword:"pattern",params:{pattern: "\\.(?:mp4|webm)$"},message:"must match pattern \""+"\\.(?:mp4|webm)$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -5752,7 +5829,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data5 === "female") || (data5 === "male")) || (data5 === "neutral"))){
-const err25 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema99.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/gender",schemaPath:"#/$defs/Gender/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }

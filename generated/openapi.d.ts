@@ -1244,7 +1244,7 @@ export interface components {
             label: string;
             accepts_media_kinds: components["schemas"]["ReferenceMediaKind"][];
         };
-        /** @description Body of POST /generations. Only `type` is required. static_ad, video_ad and ugc_ad need a template_slug; ai_model needs a model_slug. Fields that do not apply to the chosen type or variant are refused (400) except the defaulted quality_tier and generate_audio, which are ignored where they do not apply. Each `*_media_id` is used instead of the matching `*_url`; give at most one of each pair. */
+        /** @description Body of POST /generations. Only `type` is required. static_ad, video_ad and ugc_ad need a template_slug; ai_model needs a model_slug. Fields that do not apply to the chosen type or variant (or to the hosted model that makes it) are refused (400) except the defaulted quality_tier and generate_audio, which are ignored where they do not apply. Each `*_media_id` is used instead of the matching `*_url`; give at most one of each pair. */
         CreateGenerationRequest: {
             type: components["schemas"]["GenerationType"];
             /** @description What to generate. With preset_id or custom_reference_inspiration_id on template workflows, the prompt is kept as is (not rewritten). */
@@ -1277,7 +1277,7 @@ export interface components {
             quality_tier: "high" | "low";
             /**
              * Format: int64
-             * @description A brand_kits[].id of GET /assets; its colours, logo and fonts are used.
+             * @description A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images.
              */
             brand_kit_id?: number;
             /** @description A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model. */

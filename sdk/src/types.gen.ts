@@ -627,7 +627,7 @@ export type ReferenceTemplateTarget = {
 };
 
 /**
- * Body of POST /generations. Only `type` is required. static_ad, video_ad and ugc_ad need a template_slug; ai_model needs a model_slug. Fields that do not apply to the chosen type or variant are refused (400) except the defaulted quality_tier and generate_audio, which are ignored where they do not apply. Each `*_media_id` is used instead of the matching `*_url`; give at most one of each pair.
+ * Body of POST /generations. Only `type` is required. static_ad, video_ad and ugc_ad need a template_slug; ai_model needs a model_slug. Fields that do not apply to the chosen type or variant (or to the hosted model that makes it) are refused (400) except the defaulted quality_tier and generate_audio, which are ignored where they do not apply. Each `*_media_id` is used instead of the matching `*_url`; give at most one of each pair.
  */
 export type CreateGenerationRequest = {
     type: GenerationType;
@@ -668,7 +668,7 @@ export type CreateGenerationRequest = {
      */
     quality_tier?: 'high' | 'low';
     /**
-     * A brand_kits[].id of GET /assets; its colours, logo and fonts are used.
+     * A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images.
      */
     brand_kit_id?: number;
     /**

@@ -221,6 +221,7 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
         durationSeconds: spec.durationSeconds,
         imageFormat: spec.imageFormat,
         brandColors: spec.brandKit?.colors,
+        brandColorRoles: spec.brandKit?.colorRoles,
         brandName: spec.brandKit?.name,
         generateAudio: spec.generateAudio,
         avatarName: spec.avatar?.name,
@@ -262,7 +263,7 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
       width: result.width,
       height: result.height,
       durationSeconds: result.durationSeconds,
-      hasAudio: spec.output === 'video' ? spec.generateAudio || Boolean(inputs.audio) : undefined,
+      hasAudio: spec.output === 'video' ? (result.hasAudio ?? (spec.generateAudio || Boolean(inputs.audio))) : undefined,
     });
   } finally {
     await fs.rm(workDir, { recursive: true, force: true });

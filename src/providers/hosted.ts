@@ -10,8 +10,10 @@
 //     are hosts we do not control), then checked like any upload: sniffed, decoded by sharp or
 //     probed by ffprobe, pixels bounded (MEDIA_MAX_PIXELS, MEDIA_MAX_DIMENSION), converted to the
 //     requested image format when the model answered another;
-//   - the request fields every adapter maps (`inputsFor`): prompt, aspect ratio, resolution,
-//     duration, reference images and media as data URIs, and a seed derived from the generation id.
+//   - the request fields every adapter maps (`hostedRequest`, then `inputsFor` for Replicate and
+//     fal): the prompt with the brand kit's guidance (name, colours by role, fonts), aspect ratio,
+//     resolution, duration, reference images (and the kit's logo, for models that take several)
+//     and media as data URIs, and a seed derived from the generation id.
 // Aborts (the job's signal) reject with the signal's reason and leave the hosted job running: its
 // id is stored on the generation and the next delivery resumes it.
 import { randomInt } from 'node:crypto';
@@ -207,6 +209,39 @@ async function fileUri(file: MediaFile): Promise<string> {
   return `data:${file.type};base64,${(await readFile(file.path)).toString('base64')}`;
 }
 
+/** What every hosted model is sent from the request besides its shape (size, duration, seed). */
+export interface HostedRequest {
+  /** The caller's prompt, then the brand kit's guidance when a kit was given. */
+  prompt: string;
+  /** The reference images (the first alone for a model that takes one), then the kit's logo for a model that takes several. */
+  images: Buffer[];
+}
+
+/**
+ * The prompt and input images a hosted model gets for a job (all three adapters). A brand kit
+ * becomes explicit guidance appended to the prompt ("Brand: Acme. Brand colours: primary
+ * #FF5500, secondary #112233. Brand fonts: DejaVu Serif."); its logo joins the reference images
+ * when the model takes several and the request has reference images (an edit: the logo is one
+ * more input, named in the prompt), and is left out otherwise (a text-to-X request stays one, at
+ * its price; a one-image model keeps the caller's image).
+ */
+export function hostedRequest(job: GenerationJob, opts: { multipleImages: boolean }): HostedRequest {
+  const images = opts.multipleImages ? [...job.referenceImages] : job.referenceImages.slice(0, 1);
+  const guidance: string[] = [];
+  if (job.brandName) guidance.push(`Brand: ${job.brandName}.`);
+  const roles = job.brandColorRoles ?? [];
+  const labelled = new Set(roles.map((c) => c.hex.toUpperCase()));
+  const colours = [...roles.map((c) => `${c.role} ${c.hex.toUpperCase()}`), ...(job.brandColors ?? []).filter((h) => !labelled.has(h.toUpperCase()))];
+  if (colours.length) guidance.push(`Brand colours: ${colours.join(', ')}.`);
+  if (job.fonts?.length) guidance.push(`Brand fonts: ${job.fonts.join(', ')}.`);
+  if (job.logo && opts.multipleImages && images.length) {
+    images.push(job.logo);
+    guidance.push('The last input image is the brand logo: show it unaltered.');
+  }
+  const prompt = guidance.length ? [job.prompt.trim(), guidance.join(' ')].filter(Boolean).join('\n\n') : job.prompt;
+  return { prompt, images };
+}
+
 /**
  * The model input for a Replicate or fal model: our request fields under the names the catalog
  * gives (`provider.input_names`, defaults in spec/catalog-data.schema.yaml), then the fixed
@@ -221,18 +256,20 @@ export async function inputsFor(job: GenerationJob, model: ProviderModel, defaul
   const set = (key: string | null, value: unknown) => {
     if (key && value !== undefined && value !== null) input[key] = value;
   };
-  set(name('prompt', 'prompt'), job.prompt);
+  const { prompt, images } = hostedRequest(job, { multipleImages: Boolean(model.image_list) });
+  set(name('prompt', 'prompt'), prompt);
   set(name('aspect_ratio', 'aspect_ratio'), job.aspectRatio);
   if (video) {
     const d = job.durationSeconds;
     const fmt = model.duration_format ?? 'integer';
     set(name('duration', 'duration'), d === undefined ? undefined : fmt === 'string' ? String(d) : fmt === 'seconds' ? `${d}s` : d);
     set(name('resolution', 'resolution'), `${Math.min(job.width, job.height)}p`);
+    set(name('generate_audio', null), job.generateAudio);
   }
   set(name('seed', 'seed'), seedOf(job.generationId));
   const imageKey = name('image', defaultImageName);
-  if (imageKey && job.referenceImages.length) {
-    const uris = await Promise.all((model.image_list ? job.referenceImages : job.referenceImages.slice(0, 1)).map(dataUri));
+  if (imageKey && images.length) {
+    const uris = await Promise.all(images.map(dataUri));
     set(imageKey, model.image_list ? uris : uris[0]);
   }
   const videoIn = job.sourceVideo ?? job.motionVideo;
@@ -288,7 +325,8 @@ export async function storeOutput(label: string, job: GenerationJob, bytes: Buff
       if ((info.durationSeconds ?? 0) > MAX_OUTPUT_SECONDS) throw invalid(`it lasts ${info.durationSeconds} s, more than the ${MAX_OUTPUT_SECONDS} s accepted`);
       const out = path.join(workDir, `${job.generationId}.mp4`);
       await rename(tmp, out);
-      return { path: out, contentType: CONTENT_TYPES.mp4, width: info.width, height: info.height, durationSeconds: info.durationSeconds ?? undefined, bytes: (await stat(out)).size };
+      // Whether it has sound is what the model made, not what was asked (Kling makes none).
+      return { path: out, contentType: CONTENT_TYPES.mp4, width: info.width, height: info.height, durationSeconds: info.durationSeconds ?? undefined, hasAudio: Boolean(info.hasAudio), bytes: (await stat(out)).size };
     }
     const want = job.imageFormat ?? 'png';
     const out = path.join(workDir, `${job.generationId}.${EXT[want]}`);

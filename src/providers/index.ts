@@ -12,7 +12,7 @@ import type { HostedOptions } from './hosted.ts';
 import { LocalProvider } from './local.ts';
 import { OpenAiImagesProvider } from './openai-images.ts';
 import { ReplicateProvider } from './replicate.ts';
-import type { GenerateOptions, GenerationJob, Provider, ProviderJobRef, ProviderResult } from './types.ts';
+import type { GenerateOptions, GenerationJob, Provider, ProviderJobRef, ProviderModel, ProviderResult } from './types.ts';
 
 export { LocalProvider } from './local.ts';
 export { ReplicateProvider } from './replicate.ts';
@@ -20,13 +20,25 @@ export { FalProvider } from './fal.ts';
 export { OpenAiImagesProvider } from './openai-images.ts';
 export * from './types.ts';
 
+/**
+ * The hosted provider that makes a variant whose catalog entry names `model`, under this
+ * configuration: its provider when that provider's key is set, else none (the local renderer).
+ * The one rule both the worker (ProviderRouter) and request validation (POST /generations, which
+ * refuses inputs a hosted model cannot use before charging) apply.
+ */
+export function hostedProviderOf(cfg: ProviderConfig, model: ProviderModel | undefined): ProviderModel['name'] | undefined {
+  return model && cfg[model.name]?.key ? model.name : undefined;
+}
+
 /** Picks, per job, the hosted adapter its catalog entry names (when keyed) or the local renderer. */
 export class ProviderRouter implements Provider {
   readonly name = 'router';
   readonly local: Provider = new LocalProvider();
   readonly hosted: Partial<Record<'replicate' | 'fal' | 'openai', Provider>> = {};
+  private readonly cfg: ProviderConfig;
 
   constructor(cfg: ProviderConfig, fetcher: GuardedFetcher | undefined, limits?: PixelLimits) {
+    this.cfg = cfg;
     if (!fetcher) return; // no way to fetch outputs: local only
     const opts = (e: ProviderConfig['replicate']): HostedOptions => ({
       baseUrl: e.baseUrl,
@@ -44,7 +56,8 @@ export class ProviderRouter implements Provider {
 
   /** The provider that makes this job. */
   for(job: GenerationJob): Provider {
-    return (job.providerModel && this.hosted[job.providerModel.name]) || this.local;
+    const name = hostedProviderOf(this.cfg, job.providerModel);
+    return (name && this.hosted[name]) || this.local;
   }
 
   generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult> {

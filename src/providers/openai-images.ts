@@ -1,7 +1,9 @@
 // OpenAI Images (https://platform.openai.com/docs/api-reference/images), synchronous:
 //   POST {OPENAI_API_BASE}/images/generations   JSON {model, prompt, n: 1, size, output_format}
 //   POST {OPENAI_API_BASE}/images/edits         multipart: model, prompt, n, size, output_format,
-//                                               image[] (the reference images, up to 16)
+//                                               image[] (the reference images, then the brand
+//                                               kit's logo, up to 16)
+// The prompt and images come from hostedRequest (./hosted.ts): the brand kit's guidance appended.
 //        Authorization: Bearer {OPENAI_API_KEY}
 //        → {created, data: [{b64_json} | {url}]}
 //   Errors: {"error": {"message", "type", "param", "code"}}; code content_policy_violation or
@@ -9,7 +11,7 @@
 // Size: the model's sizes nearest our aspect ratio (gpt-image-*: 1024x1024, 1536x1024, 1024x1536;
 // dall-e-3: 1024x1024, 1792x1024, 1024x1792); the stored output keeps the model's real size.
 // No seed (the API has none) and nothing to resume: a retried attempt asks again.
-import { HostedApi, downloadOutput, progressOf, storeOutput, type ErrorReading, type HostedOptions } from './hosted.ts';
+import { HostedApi, downloadOutput, hostedRequest, progressOf, storeOutput, type ErrorReading, type HostedOptions } from './hosted.ts';
 import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderResult } from './types.ts';
 import { sniff } from '../media/inspect.ts';
 
@@ -52,9 +54,10 @@ export class OpenAiImagesProvider implements Provider {
     const progress = progressOf(opts.onProgress);
     progress(0);
     const gptImage = model.model.startsWith('gpt-image');
+    const { prompt, images } = hostedRequest(job, { multipleImages: true });
     const fields: Record<string, string | number> = {
       model: model.model,
-      prompt: job.prompt,
+      prompt,
       n: 1,
       size: sizeFor(model.model, job.width, job.height),
       ...(gptImage ? { output_format: job.imageFormat ?? 'png' } : { response_format: 'b64_json' }),
@@ -62,10 +65,10 @@ export class OpenAiImagesProvider implements Provider {
     };
     if (gptImage && job.qualityTier) fields.quality = job.qualityTier;
     let res: ImagesResponse;
-    if (job.referenceImages.length) {
+    if (images.length) {
       const form = new FormData();
       for (const [k, v] of Object.entries(fields)) form.append(k, String(v));
-      for (const [i, img] of job.referenceImages.slice(0, MAX_REFERENCES).entries()) {
+      for (const [i, img] of images.slice(0, MAX_REFERENCES).entries()) {
         const s = await sniff(img).catch(() => undefined);
         form.append('image[]', new Blob([new Uint8Array(img)], { type: s?.mime ?? 'image/png' }), `reference-${i + 1}.${s?.ext ?? 'png'}`);
       }

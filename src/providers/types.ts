@@ -41,6 +41,8 @@ export interface GenerationJob {
   durationSeconds?: number; // videos
   imageFormat?: ImageFormat;
   brandColors?: string[]; // '#RRGGBB', from the brand kit
+  /** The brand kit's colours by role (primary, secondary, accent, background, text), for hosted prompts. */
+  brandColorRoles?: { role: string; hex: string }[];
   brandName?: string;
   referenceImages: Buffer[]; // already fetched (by a guarded client elsewhere) or read from storage
   /** MEDIA_MAX_PIXELS: a reference image with more pixels is refused (not decoded). */
@@ -73,6 +75,8 @@ export interface ProviderResult {
   width: number;
   height: number;
   durationSeconds?: number;
+  /** Whether the video has a sound track, when the provider knows (hosted outputs are probed). */
+  hasAudio?: boolean;
   bytes: number;
 }
 

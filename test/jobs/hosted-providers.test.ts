@@ -4,13 +4,15 @@
 // output stored as ours (real dimensions and durations), 429 → waited out (Retry-After) and
 // completed, content policy → failed and refunded once, past the job deadline → the provider's
 // job canceled, and a worker that crashed after submitting resumes polling without a new submit.
+// The brand kit shapes what each model is sent (prompt guidance; the logo as an edit's extra
+// image), and inputs a hosted model cannot use (or edits without an image) are 400s, uncharged.
 import sharp from 'sharp';
 import t from 'tap';
 import type { Test } from 'tap';
 import { loadConfig } from '../../src/config.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
 import { createGuardedFetcher } from '../../src/net/guarded-fetch.ts';
-import { createProvider } from '../../src/providers/index.ts';
+import { createProvider, hostedProviderOf } from '../../src/providers/index.ts';
 import { ReplicateProvider } from '../../src/providers/replicate.ts';
 import type { GenerationJob, ProviderJobRef } from '../../src/providers/types.ts';
 import { startTestApp } from '../helpers/app.ts';
@@ -43,8 +45,8 @@ const app = await startTestApp(
 );
 const sql = app.service.ctx.sql;
 
-async function generate(body: Record<string, unknown>) {
-  const ws = await app.workspace({ credits: 1000 });
+async function generate(body: Record<string, unknown>, inWorkspace?: { orgId: string; key: string }) {
+  const ws = inWorkspace ?? (await app.workspace({ credits: 1000 }));
   const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'ai_model', ...body } });
   if (res.status !== 200) throw new Error(`${res.status} ${res.text}`);
   const id = res.body.generations[0].id as string;
@@ -55,6 +57,12 @@ async function generate(body: Record<string, unknown>) {
     if (Date.now() > deadline) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** has_audio of a generation's output media (what the stored file has, for hosted outputs). */
+async function hasAudio(generationId: string): Promise<boolean | null> {
+  const [row] = await sql`select m.has_audio from generations g join media m on m.id = g.output_media_id where g.id = ${generationId}`;
+  return row?.has_audio ?? null;
 }
 
 async function stored(url: string) {
@@ -105,9 +113,16 @@ t.test('fal: a queued Veo request becomes the generation’s video', async (t) =
   t.ok(Math.abs((info.duration_seconds ?? 0) - 2) < 0.2);
   const submit = fal.seen.find((s) => s.method === 'POST' && s.body?.prompt === 'A drone shot over a lake');
   t.equal(submit?.path, '/fal-ai/veo3/fast');
-  t.match(submit?.body, { prompt: 'A drone shot over a lake', aspect_ratio: '16:9', duration: '4s', resolution: '720p', seed: Number });
+  t.match(submit?.body, { prompt: 'A drone shot over a lake', aspect_ratio: '16:9', duration: '4s', resolution: '720p', generate_audio: true, seed: Number });
   const req = [...fal.requests.values()].find((r) => r.input.prompt === 'A drone shot over a lake')!;
   t.ok(fal.seen.some((s) => s.path === `/fal-ai/veo3/requests/${req.id}/status`), 'status polled under the app root');
+  t.equal(info.has_audio, true, 'Veo made its sound');
+  t.equal(await hasAudio(g.id), true, 'recorded as having sound');
+  // generate_audio: false reaches Veo, and the output is recorded as what the model made.
+  const silent = await generate({ model_slug: 'veo-3', variant_id: 'fast', prompt: 'A quiet lake', aspect_ratio: '16:9', duration: 4, generate_audio: false });
+  t.equal(silent.g.status, 'completed', JSON.stringify(silent.g.error));
+  t.equal([...fal.requests.values()].find((r) => r.input.prompt === 'A quiet lake')?.input.generate_audio, false);
+  t.equal(await hasAudio(silent.id), false, 'no sound asked, none recorded');
 });
 
 t.test('fal: a content_policy_violation fails the generation and refunds it', async (t) => {
@@ -136,6 +151,9 @@ t.test('variants whose model needs an input the request lacks are a 400 naming i
     [{ model_slug: 'gemini-flash-image', variant_id: 'image-edit', prompt: 'make it blue' }, 'body.reference_image_urls', /variant image-edit of gemini-flash-image/],
     [{ model_slug: 'lip-sync', variant_id: 'lipsync-2' }, 'body.source_video_url', /or source_video_media_id is required/],
     [{ model_slug: 'lip-sync', variant_id: 'lipsync-2', source_video_url: `${refs.url}/files/clip.mp4` }, 'body.audio_url', /or audio_media_id is required/],
+    // Edit variants: without an image they would be a plain generation at the edit's price.
+    [{ model_slug: 'gpt-image', variant_id: 'edit', prompt: 'a mug' }, 'body.reference_image_urls', /variant edit of gpt-image/],
+    [{ model_slug: 'flux-image', variant_id: 'kontext-edit', prompt: 'a mug' }, 'body.reference_image_urls', /variant kontext-edit of flux-image/],
   ];
   for (const [body, field, message] of cases) {
     const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'ai_model', ...body } });
@@ -165,7 +183,8 @@ t.test('fal: Kling image-to-video with its reference image becomes the generatio
   const req = [...fal.requests.values()].find((r) => r.input.prompt === 'The bottle turns gently')!;
   t.equal(req.endpoint, 'fal-ai/kling-video/v2.1/standard/image-to-video');
   t.match(req.input, { duration: '5', image_url: /^data:image\/png;base64,/ });
-  t.notOk('aspect_ratio' in req.input || 'resolution' in req.input, 'no inputs the endpoint does not take');
+  t.notOk('aspect_ratio' in req.input || 'resolution' in req.input || 'generate_audio' in req.input, 'no inputs the endpoint does not take');
+  t.equal(await hasAudio(g.id), false, 'Kling makes no sound: recorded as silent although generate_audio defaults to true');
   t.ok(fal.seen.some((s) => s.path === `/fal-ai/kling-video/requests/${req.id}/status`), 'status polled under the app root');
   const ledger = await sql`select reason, delta from credit_ledger where org_id = ${ws.orgId} order by id`;
   t.same(ledger.map((l) => [l.reason, l.delta]), [['initial_grant', 1000], ['generation_charge', -charged]], 'charged once, nothing refunded');
@@ -189,6 +208,90 @@ t.test('OpenAI: generations, and edits with the reference images as image[]', as
   t.ok(edit?.body?.['image[]']?.[0]?.bytes.equals(refs.files.get('ref.png')!.bytes), 'the reference image sent as image[]');
 });
 
+t.test('a brand kit shapes what the hosted model is sent: name, colours by role and fonts in the prompt; the logo as one more image of an edit', async (t) => {
+  const ws = await app.workspace({ credits: 1000 });
+  const logo = await png(32, 32, '#0000ff');
+  const kit = await app.request('POST', '/api/v1/brand-kits', {
+    key: ws.key,
+    body: { name: 'Acme', colors: { primary: '#ff5500', secondary: '#112233' }, fonts: ['DejaVu Serif'], logo: `data:image/png;base64,${logo.toString('base64')}` },
+  });
+  t.equal(kit.status, 200, kit.text);
+  const guidance = 'Brand: Acme. Brand colours: primary #FF5500, secondary #112233. Brand fonts: DejaVu Serif.';
+  const predictionOf = async (id: string) => {
+    const [row] = await sql`select provider_job from generations where id = ${id}`;
+    return replicate.predictions.get(row.provider_job.id)!.input;
+  };
+
+  // Replicate (Flux text to image): the same request with and without the kit.
+  const body = { model_slug: 'flux-image', variant_id: 'text-to-image', prompt: 'A lamp on a desk', aspect_ratio: '4:5' };
+  const plain = await generate(body, ws);
+  const branded = await generate({ ...body, brand_kit_id: kit.body.id }, ws);
+  t.same([plain.g.status, branded.g.status], ['completed', 'completed'], JSON.stringify([plain.g.error, branded.g.error]));
+  const { seed: _s1, ...without } = await predictionOf(plain.id);
+  const { seed: _s2, ...withKit } = await predictionOf(branded.id);
+  t.equal(without.prompt, 'A lamp on a desk', 'no kit: the prompt as given');
+  t.equal(withKit.prompt, `A lamp on a desk\n\n${guidance}`, 'the kit: its name, colours by role and fonts appended');
+  t.same({ ...withKit, prompt: without.prompt }, without, 'nothing else differs');
+  t.notOk('image' in withKit, 'no logo for a text-to-image model (it takes no image)');
+
+  // OpenAI generate (text only): guidance, still a generation at its price (no logo, no edit).
+  const gen = await generate({ model_slug: 'gpt-image', variant_id: 'generate', prompt: 'A banner for spring', brand_kit_id: kit.body.id }, ws);
+  t.equal(gen.g.status, 'completed', JSON.stringify(gen.g.error));
+  const genReq = openai.seen.find((s) => typeof s.body?.prompt === 'string' && s.body.prompt.startsWith('A banner for spring'));
+  t.equal(genReq?.path, '/v1/images/generations');
+  t.equal(genReq?.body?.prompt, `A banner for spring\n\n${guidance}`);
+
+  // OpenAI edit: the same request with and without the kit; the logo joins image[] after the reference.
+  const editBody = { model_slug: 'gpt-image', variant_id: 'edit', prompt: 'Brand this mug', reference_image_urls: [`${refs.url}/files/ref.png`] };
+  for (const b of [editBody, { ...editBody, brand_kit_id: kit.body.id }]) t.equal((await generate(b, ws)).g.status, 'completed');
+  const edits = openai.seen.filter((s) => s.path === '/v1/images/edits' && String(s.body?.prompt?.[0]).startsWith('Brand this mug'));
+  t.equal(edits.length, 2);
+  const [e1, e2] = edits;
+  t.same(e1.body.prompt, ['Brand this mug']);
+  // (multipart form fields carry line breaks as CRLF)
+  t.same(e2.body.prompt.map((p: string) => p.replace(/\r\n/g, '\n')), [`Brand this mug\n\n${guidance} The last input image is the brand logo: show it unaltered.`]);
+  t.equal(e1.body['image[]'].length, 1, 'without the kit: the reference alone');
+  t.equal(e2.body['image[]'].length, 2, 'with the kit: the reference, then the logo');
+  t.ok(e2.body['image[]'][0].bytes.equals(refs.files.get('ref.png')!.bytes), 'the reference first');
+  const sent = e2.body['image[]'][1].bytes as Buffer;
+  const meta = await sharp(sent).metadata();
+  const { channels } = await sharp(sent).stats();
+  t.same([meta.width, meta.height, ...channels.slice(0, 3).map((c) => Math.round(c.mean))], [32, 32, 0, 0, 255], 'the kit’s logo (32×32 blue)');
+  t.same(Object.keys(e2.body).sort(), Object.keys(e1.body).sort(), 'the same fields otherwise');
+  for (const k of ['model', 'size', 'n', 'output_format']) t.same(e2.body[k], e1.body[k], k);
+});
+
+t.test('inputs the hosted model has no use for are a 400 naming them, before anything is charged', async (t) => {
+  const ws = await app.workspace({ credits: 1000 });
+  const clip = `${refs.url}/files/clip.mp4`;
+  const ref = `${refs.url}/files/ref.png`;
+  const lipsync = { model_slug: 'lip-sync', variant_id: 'lipsync-2', source_video_url: clip, audio_url: `${refs.url}/files/voice.mp3` };
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [{ ...lipsync, brand_kit_id: 1 }, 'body.brand_kit_id', /made by sync\/lipsync-2, which takes no prompt/],
+    [{ ...lipsync, prompt: 'sing' }, 'body.prompt', /which takes no prompt/],
+    [{ ...lipsync, duration: 5 }, 'body.duration', /lasts as long as its input/],
+    [{ ...lipsync, motion_video_url: clip }, 'body.motion_video_url', /takes one video/],
+    [{ model_slug: 'kling-video', prompt: 'pan', reference_image_urls: [ref], aspect_ratio: '16:9' }, 'body.aspect_ratio', /takes its frame from its input/],
+    [{ model_slug: 'kling-video', prompt: 'pan', reference_image_urls: [ref], resolution: '1080p' }, 'body.resolution', /makes its own size \(720p\)/],
+    [{ model_slug: 'flux-image', prompt: 'a lamp', resolution: '2K' }, 'body.resolution', /made by black-forest-labs\/flux-1.1-pro, which makes its own size \(1K\)/],
+    [{ model_slug: 'flux-image', variant_id: 'kontext-edit', prompt: 'a lamp', reference_image_urls: [ref, ref] }, 'body.reference_image_urls', /gives 2 images: .* takes one reference image/],
+  ];
+  for (const [body, field, message] of cases) {
+    const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'ai_model', ...body } });
+    t.equal(res.status, 400, JSON.stringify(body));
+    const errors: { field: string; message: string }[] = res.body.error?.context?.errors ?? [];
+    t.ok(errors.some((e) => e.field === field && message.test(e.message)), `${field}: ${JSON.stringify(res.body.error)}`);
+  }
+  const ledger = await sql`select reason, delta from credit_ledger where org_id = ${ws.orgId} order by id`;
+  t.same(ledger.map((l) => [l.reason, l.delta]), [['initial_grant', 1000]], 'nothing charged');
+  // What still applies is accepted: auto for a model that follows its image; the variant's own resolution.
+  const ok = await app.request('POST', '/api/v1/generations', {
+    key: ws.key,
+    body: { type: 'ai_model', model_slug: 'flux-image', prompt: 'a lamp', resolution: '1K', aspect_ratio: '1:1', idempotency_key: 'hosted-ok-1' },
+  });
+  t.equal(ok.status, 200, ok.text);
+});
+
 t.test('OpenAI: 429 waited out; moderation_blocked fails and refunds', async (t) => {
   const slow = await generate({ model_slug: 'gpt-image', variant_id: 'generate', prompt: 'throttle openai' });
   t.equal(slow.g.status, 'completed', JSON.stringify(slow.g.error));
@@ -207,6 +310,10 @@ t.test('routing: a keyed provider makes its variants; no key (or no provider blo
   t.equal(some.for(job({ name: 'fal', model: 'fal-ai/veo3' })).name, 'fal');
   t.equal(some.for(job({ name: 'openai', model: 'gpt-image-1' })).name, 'local', 'OpenAI has no key: local');
   t.equal(some.for(job()).name, 'local', 'templates and unmapped variants: local');
+  // Request validation decides with the same rule (hostedProviderOf) as the worker.
+  t.equal(hostedProviderOf(loadConfig({ FAL_KEY: 'k' }).provider, { name: 'fal', model: 'fal-ai/veo3' }), 'fal');
+  t.equal(hostedProviderOf(loadConfig({ FAL_KEY: 'k' }).provider, { name: 'openai', model: 'gpt-image-1' }), undefined);
+  t.equal(hostedProviderOf(loadConfig({}).provider, undefined), undefined);
   t.throws(() => loadConfig({ GENERATION_PROVIDER: 'remote' }), /no longer read.*REPLICATE_API_TOKEN, FAL_KEY or OPENAI_API_KEY/);
   t.throws(() => loadConfig({ FAL_QUEUE_BASE: 'ftp://x' }), /FAL_QUEUE_BASE must be an http\(s\) URL/);
 });

@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import t from 'tap';
 import { createGuardedFetcher } from '../../src/net/guarded-fetch.ts';
 import { FalProvider } from '../../src/providers/fal.ts';
-import type { HostedOptions } from '../../src/providers/hosted.ts';
+import { hostedRequest, type HostedOptions } from '../../src/providers/hosted.ts';
 import { OpenAiImagesProvider } from '../../src/providers/openai-images.ts';
 import { ReplicateProvider } from '../../src/providers/replicate.ts';
 import { ProviderError, type GenerationJob, type ProviderJobRef } from '../../src/providers/types.ts';
@@ -121,4 +121,26 @@ t.test('cancel(ref): a fal request is canceled at its app root (what the worker 
   await provider.cancel(ref!);
   t.ok(fal.seen.some((s) => s.method === 'PUT' && s.path === `/fal-ai/veo3/requests/${ref!.id}/cancel`));
   t.ok(fal.requests.get(ref!.id)?.canceled);
+});
+
+t.test('hostedRequest: the brand kit as prompt guidance; its logo only after the references of a model that takes several', async (t) => {
+  const ref = Buffer.from('reference-1');
+  const ref2 = Buffer.from('reference-2');
+  const logo = Buffer.from('logo');
+  const kit: Partial<GenerationJob> = {
+    brandName: 'Acme',
+    brandColorRoles: [{ role: 'primary', hex: '#ff5500' }, { role: 'text', hex: '#111111' }],
+    brandColors: ['#FF5500', '#111111', '#ABCDEF'],
+    fonts: ['DejaVu Serif', 'DejaVu Sans'],
+    logo,
+  };
+  const guidance = 'Brand: Acme. Brand colours: primary #FF5500, text #111111, #ABCDEF. Brand fonts: DejaVu Serif, DejaVu Sans.';
+  t.same(hostedRequest(job({ prompt: 'A lamp', referenceImages: [ref, ref2] }), { multipleImages: true }), { prompt: 'A lamp', images: [ref, ref2] }, 'no kit: as given');
+  t.same(hostedRequest(job({ prompt: 'A lamp', ...kit }), { multipleImages: true }), { prompt: `A lamp\n\n${guidance}`, images: [] }, 'no references: no logo (a text-to-X request stays one)');
+  t.same(hostedRequest(job({ prompt: 'A lamp', referenceImages: [ref, ref2], ...kit }), { multipleImages: true }), {
+    prompt: `A lamp\n\n${guidance} The last input image is the brand logo: show it unaltered.`,
+    images: [ref, ref2, logo],
+  });
+  t.same(hostedRequest(job({ prompt: 'A lamp', referenceImages: [ref, ref2], ...kit }), { multipleImages: false }), { prompt: `A lamp\n\n${guidance}`, images: [ref] }, 'a one-image model keeps the caller’s image');
+  t.same(hostedRequest(job({ prompt: '', brandName: 'Acme', brandColors: ['#123456'] }), { multipleImages: false }).prompt, 'Brand: Acme. Brand colours: #123456.', 'an older kit without roles; no prompt');
 });

@@ -15,6 +15,18 @@ export function brandColors(kitData: unknown): string[] {
   return [...new Set(candidates.filter((c): c is string => typeof c === 'string' && HEX.test(c)).map((c) => c.toUpperCase()))];
 }
 
+const ROLES = ['primary', 'secondary', 'accent', 'background', 'text'] as const;
+
+/** A brand kit's colours by role (kit_data.color_roles, else the `<role>_color` keys), in role order, #RRGGBB upper case. */
+export function brandColorRoles(kitData: unknown): { role: string; hex: string }[] {
+  const data = (kitData ?? {}) as Record<string, unknown>;
+  const roles = (typeof data.color_roles === 'object' && data.color_roles ? data.color_roles : {}) as Record<string, unknown>;
+  return ROLES.flatMap((role) => {
+    const c = roles[role] ?? data[`${role}_color`];
+    return typeof c === 'string' && HEX.test(c) ? [{ role, hex: c.toUpperCase() }] : [];
+  });
+}
+
 /** A brand kit's fonts from its free-form `kit_data.fonts` (names, or {family}), in order, each once. */
 export function brandFonts(kitData: unknown): string[] {
   const data = (kitData ?? {}) as Record<string, unknown>;

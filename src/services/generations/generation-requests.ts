@@ -12,8 +12,10 @@ import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../billing/credits.ts';
 import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from '../catalog/catalog-data.ts';
+import type { ProviderConfig } from '../../config.ts';
+import { hostedProviderOf } from '../../providers/index.ts';
 import { resolveDimensions } from '../../providers/types.ts';
-import { brandColors, brandFonts, brandLogoUrl } from '../assets/brand-colors.ts';
+import { brandColorRoles, brandColors, brandFonts, brandLogoUrl } from '../assets/brand-colors.ts';
 
 /** The request body as the contract defines it (defaults already filled in by the validator). */
 export type CreateGenerationBody = components['schemas']['CreateGenerationRequest'];
@@ -42,7 +44,7 @@ export interface GenerationSpec {
   durationSeconds?: number;
   imageFormat?: 'png' | 'jpeg' | 'webp';
   /** logoKey: the kit's uploaded logo in storage (read at run time); logoUrl: an older kit's logo URL; fonts: the kit's font names. */
-  brandKit?: { id: number; name: string; colors: string[]; logoKey?: string; logoUrl?: string; fonts?: string[] };
+  brandKit?: { id: number; name: string; colors: string[]; colorRoles?: { role: string; hex: string }[]; logoKey?: string; logoUrl?: string; fonts?: string[] };
   /**
    * imageKey: an uploaded avatar's portrait in storage (imageUrl is then ''); a catalog avatar's
    * imageUrl is its preview path (relative to spec/previews/), source 'catalog'.
@@ -90,10 +92,49 @@ export function priceOf(unit: { credits: number; credits_per_second?: number; de
 }
 
 
+/**
+ * When a hosted model makes the variant (its provider keyed: hostedProviderOf, as the worker
+ * decides), the request fields that model has no input for are refused, before anything is
+ * charged: the prompt and the brand kit (its guidance goes into the prompt) for a model without a
+ * prompt; an explicit aspect ratio, resolution or duration it does not take (Kling image-to-video
+ * follows its image; Lipsync follows its video and audio; image models make their own size);
+ * more reference images than a one-image model takes; a motion video beside a source video.
+ */
+function refuseUnusedByHostedModel(cfg: ProviderConfig, body: CreateGenerationBody, slug: string, v: RawAiVariant, p: Problems): void {
+  const model = v.provider;
+  if (!model || !hostedProviderOf(cfg, model)) return;
+  const names = model.name === 'openai' ? {} : (model.input_names ?? {});
+  const by = `variant ${v.id} of ${slug} is made by ${model.model}`;
+  const given = (k: keyof CreateGenerationBody) => body[k] !== undefined && body[k] !== null;
+  if (names.prompt === null) {
+    if (body.prompt?.trim()) p.add('prompt', `does not apply: ${by}, which takes no prompt`);
+    if (given('brand_kit_id')) p.add('brand_kit_id', `does not apply: ${by}, which takes no prompt (the kit's name and colours are prompt guidance)`);
+  }
+  if (given('aspect_ratio') && body.aspect_ratio !== 'auto' && names.aspect_ratio === null) {
+    p.add('aspect_ratio', `does not apply: ${by}, which takes its frame from its input; omit it or give auto`);
+  }
+  const sizeless = names.resolution === null || v.output === 'image';
+  if (given('resolution') && sizeless && body.resolution !== v.default_resolution) {
+    p.add('resolution', `does not apply: ${by}, which makes its own size (${v.default_resolution}); omit it`);
+  }
+  if (v.output === 'video' && given('duration') && names.duration === null) {
+    p.add('duration', `does not apply: ${by}, whose output lasts as long as its input; omit it`);
+  }
+  const refs = (body.reference_image_urls?.length ?? 0) + (body.reference_media_ids?.length ?? 0);
+  if (refs > 1 && model.name !== 'openai' && !model.image_list) {
+    p.add(given('reference_media_ids') ? 'reference_media_ids' : 'reference_image_urls', `gives ${refs} images: ${by}, which takes one reference image`);
+  }
+  const hasSource = given('source_video_url') || given('source_video_media_id');
+  const hasMotion = given('motion_video_url') || given('motion_video_media_id');
+  if (hasSource && hasMotion) p.add(given('motion_video_url') ? 'motion_video_url' : 'motion_video_media_id', `does not apply beside a source video: ${by}, which takes one video`);
+}
+
 export interface ResolveDeps {
   /** The charged command's transaction (or the database). */
   db: Db | Tx;
   fetcher: GuardedFetcher;
+  /** The hosted providers' configuration: which AI model variants a hosted model makes (hostedProviderOf). */
+  providers: ProviderConfig;
 }
 
 export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: CreateGenerationBody): Promise<ResolvedGeneration> {
@@ -154,6 +195,7 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     if (required.has('audio') && !given('audio_url') && !given('audio_media_id')) {
       p.add('audio_url', `or audio_media_id is required: variant ${v.id} of ${m!.slug} is driven by an audio track`);
     }
+    refuseUnusedByHostedModel(deps.providers, body, m!.slug, v, p);
     if (output === 'image') refuse(['duration'], `does not apply: variant ${v.id} makes images`);
     else if (given('duration') && v.duration_options && !v.duration_options.includes(body.duration!)) {
       p.add('duration', `must be one of ${v.duration_options.join(', ')} for variant ${v.id}`);
@@ -249,6 +291,7 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
       id: kit.id,
       name: kit.kitName,
       colors: brandColors(kit.kitData),
+      colorRoles: brandColorRoles(kit.kitData),
       fonts: brandFonts(kit.kitData),
       ...(kit.logoKey ? { logoKey: kit.logoKey } : {}),
       ...(logoUrl ? { logoUrl } : {}),

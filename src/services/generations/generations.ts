@@ -26,7 +26,7 @@ export function createGenerationBatch(ctx: AppContext, orgId: string, body: Crea
     idempotencyKey: headerKey ?? bodyKey,
     request,
     ledger: { reason: 'generation_charge', reference: (batchId) => `batch:${batchId}` },
-    prepare: (tx) => resolveGeneration({ db: tx, fetcher: ctx.fetcher }, orgId, body),
+    prepare: (tx) => resolveGeneration({ db: tx, fetcher: ctx.fetcher, providers: ctx.config.provider }, orgId, body),
     enqueue: async (sp, r, { groupId: batchId }) => {
       const id = randomUUID();
       const jobId = randomUUID();

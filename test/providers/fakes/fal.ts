@@ -5,7 +5,8 @@
 // status/result/cancel paths not under the app root ("fal-ai/veo3", not "fal-ai/veo3/fast";
 // "fal-ai/kling-video").
 // Answers: submit {request_id, status_url, response_url, cancel_url, queue_position}; status
-// IN_QUEUE → IN_PROGRESS → COMPLETED; result {video: {url, content_type, file_name, file_size}};
+// IN_QUEUE → IN_PROGRESS → COMPLETED; result {video: {url, content_type, file_name, file_size}}
+// (Veo's with a sound track unless generate_audio is false; Kling's silent);
 // PUT …/cancel 202 {"status": "CANCELLATION_REQUESTED"}; 429 {"detail"} with Retry-After.
 // Behaviour by words in the prompt: "throttle" (first submit 429), "forbidden" (the result is the
 // content checker's 422 content_policy_violation), "slow" (never completes).
@@ -25,11 +26,12 @@ export interface FalFake extends Fake {
   requests: Map<string, { id: string; endpoint: string; input: any; polls: number; canceled: boolean }>;
 }
 
-/** A small H.264 MP4 (2 s, 10 fps) the size Veo would answer for the aspect ratio, scaled down. */
-async function video(aspect: string): Promise<Buffer> {
+/** A small H.264 MP4 (2 s, 10 fps) the size Veo would answer for the aspect ratio, scaled down; with an AAC tone when `sound`. */
+async function video(aspect: string, sound: boolean): Promise<Buffer> {
   const size = aspect === '9:16' ? '180x320' : aspect === '1:1' ? '240x240' : '320x180';
   const file = path.join(os.tmpdir(), `fal-fake-${randomUUID()}.mp4`);
-  await runFfmpeg(['-f', 'lavfi', '-i', `testsrc=size=${size}:rate=10:duration=2`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file]);
+  const audio = sound ? ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-c:a', 'aac', '-shortest'] : [];
+  await runFfmpeg(['-f', 'lavfi', '-i', `testsrc=size=${size}:rate=10:duration=2`, ...audio, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file]);
   try {
     return await readFile(file);
   } finally {
@@ -58,6 +60,7 @@ export async function startFalFake(key: string): Promise<FalFake> {
       if (input.aspect_ratio !== undefined && !['16:9', '9:16', '1:1'].includes(input.aspect_ratio)) problems.push({ loc: ['body', 'aspect_ratio'], msg: "unexpected value; permitted: '16:9', '9:16', '1:1'", type: 'value_error.const' });
       if (!kling && input.duration !== undefined && !['4s', '6s', '8s'].includes(input.duration)) problems.push({ loc: ['body', 'duration'], msg: "unexpected value; permitted: '4s', '6s', '8s'", type: 'value_error.const' });
       if (input.resolution !== undefined && !['720p', '1080p'].includes(input.resolution)) problems.push({ loc: ['body', 'resolution'], msg: "unexpected value; permitted: '720p', '1080p'", type: 'value_error.const' });
+      if (!kling && input.generate_audio !== undefined && typeof input.generate_audio !== 'boolean') problems.push({ loc: ['body', 'generate_audio'], msg: 'value could not be parsed to a boolean', type: 'type_error.bool' });
       if (input.seed !== undefined && !Number.isInteger(input.seed)) problems.push({ loc: ['body', 'seed'], msg: 'value is not a valid integer', type: 'type_error.integer' });
       if (problems.length) return json(422, { detail: problems });
       if (/throttle/.test(input.prompt) && !throttled.has(input.prompt)) {
@@ -93,7 +96,8 @@ export async function startFalFake(key: string): Promise<FalFake> {
         detail: [{ loc: ['body', 'prompt'], msg: 'The content could not be processed because it contained material flagged by a content checker.', type: 'content_policy_violation', url: 'https://docs.fal.ai/errors#content_policy_violation' }],
       }, { 'x-fal-retryable': 'false' });
     }
-    const bytes = await video(r.input.aspect_ratio ?? '16:9');
+    // Veo makes its sound unless generate_audio is false (its default is true); Kling makes none.
+    const bytes = await video(r.input.aspect_ratio ?? '16:9', !KLING_I2V.includes(r.endpoint) && r.input.generate_audio !== false);
     fake.files.set(`${r.id}.mp4`, { type: 'video/mp4', bytes });
     return json(200, { video: { url: `${fake.url}/files/${r.id}.mp4`, content_type: 'video/mp4', file_name: 'output.mp4', file_size: bytes.length } });
   });
