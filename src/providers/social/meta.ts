@@ -80,6 +80,73 @@ export async function waitContainer(
   }
 }
 
+type Fields = Record<string, string | boolean | undefined>;
+
+/** What differs between Instagram's and Threads' container flows. */
+export interface ContainerFlow {
+  platform: 'instagram' | 'threads';
+  /** The versioned API root (`https://graph.instagram.com/v23.0`). */
+  base: string;
+  /** The container and publish edges under the user (`media`/`media_publish`, `threads`/`threads_publish`). */
+  create: string;
+  publish: string;
+  /** The container's status field and its detail field. */
+  status: 'status_code' | 'status';
+  detail: string;
+  /** The fields of one carousel item (is_carousel_item is added). */
+  item(m: MediaRow): Fields;
+  /** The carousel container's fields besides its media_type and children (the caption). */
+  carousel: Fields;
+  /** The container of a post that is not a carousel: one media item, or a text post. */
+  single(): Fields;
+}
+
+interface ContainerState {
+  children?: string[];
+  container?: string | null;
+  post_id?: string;
+  post_url?: string | null;
+}
+
+/**
+ * Instagram's and Threads' publishing: one container per carousel item then a CAROUSEL container
+ * naming them (or one container), polled until FINISHED, published, then its permalink read. Ids
+ * are saved as they come, so a resumed attempt publishes the container it made (a container can be
+ * published once) instead of making another.
+ */
+export async function publishContainer(task: PublishTask, flow: ContainerFlow): Promise<{ id: string; url: string | null }> {
+  const { api } = task;
+  const state = task.state as ContainerState;
+  const user = encodeURIComponent(task.account.platformAccountId);
+  const create = async (fields: Fields) => idOf(await graph(api, 'POST', `${flow.base}/${user}/${flow.create}`, fields), `${flow.platform} POST /${flow.create}`);
+  if (!state.post_id) {
+    if (!state.container) {
+      let container: string;
+      if (task.media.length > 1) {
+        const children = [...(state.children ?? [])];
+        for (let i = children.length; i < task.media.length; i++) {
+          children.push(await create({ ...flow.item(task.media[i]), is_carousel_item: true }));
+          await task.save({ children });
+        }
+        container = await create({ media_type: 'CAROUSEL', children: children.join(','), ...flow.carousel });
+      } else {
+        container = await create(flow.single());
+      }
+      await task.save({ container });
+    }
+    const container = state.container!;
+    const status = await waitContainer(api, flow.platform, `${flow.base}/${encodeURIComponent(container)}`, flow.status, flow.detail, task.signal, () =>
+      task.save({ container: null, children: [] }),
+    );
+    // PUBLISHED: an earlier attempt published it and its answer was lost; the platform does not say
+    // which post it became, so the container stands for the post (never published twice).
+    const id = status === 'PUBLISHED' ? container : idOf(await graph(api, 'POST', `${flow.base}/${user}/${flow.publish}`, { creation_id: container }), `${flow.platform} POST /${flow.publish}`);
+    await task.save({ post_id: id });
+  }
+  if (state.post_url === undefined) await task.save({ post_url: await permalink(api, `${flow.base}/${encodeURIComponent(state.post_id!)}`, 'permalink') });
+  return { id: state.post_id!, url: state.post_url ?? null };
+}
+
 /** A permalink field read after publishing; null when the platform does not give one (the post is made either way). */
 export async function permalink(api: Caller, url: string, field: 'permalink' | 'permalink_url'): Promise<string | null> {
   try {
