@@ -4,7 +4,7 @@
 // the platform's answers turned into PlatformError (429/5xx retryable, with its Retry-After).
 import type { MediaRow } from '../../services/editor/media.ts';
 import type { SocialAccountRow } from '../../services/social/accounts.ts';
-import type { Credentials, RefreshedTokens } from '../../services/social/connection.ts';
+import { RefreshRefused, type Credentials, type RefreshedTokens } from '../../services/social/connection.ts';
 import type { Storage } from '../../storage/index.ts';
 
 /** Longest one platform request may take. */
@@ -191,6 +191,33 @@ export interface SocialAdapter {
   publish(task: PublishTask): Promise<{ id: string; url: string | null }>;
   /** Exchanges a refresh token at the platform's token endpoint; throws RefreshRefused on a 4xx. `account` is the connection (Facebook: whose Page token to read). */
   refresh(api: Caller, client: { id: string; secret: string | undefined } | undefined, refreshToken: string, account?: SocialAccountRow): Promise<RefreshedTokens>;
+}
+
+type AppClient = { id: string; secret: string | undefined } | undefined;
+
+/**
+ * The OAuth refresh_token grant (RFC 6749 §6) at a platform's token endpoint, with the app's
+ * credentials as that platform takes them: `basic` — HTTP Basic with the secret (a public client
+ * sends its id in the form), `form` — id and secret in the form (`idField`: TikTok says client_key).
+ * A 4xx or an answer without an access token is RefreshRefused (the connection needs reauthorizing).
+ */
+export async function refreshGrant(api: Caller, platform: string, url: string, refreshToken: string, client: AppClient, auth: 'basic' | 'form', idField = 'client_id'): Promise<RefreshedTokens> {
+  const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (auth === 'basic' && client?.secret) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64')}`;
+  else if (client) {
+    form.set(idField, client.id);
+    if (auth === 'form' && client.secret) form.set('client_secret', client.secret);
+  }
+  try {
+    const res = await api.call({ method: 'POST', url, headers, body: form.toString(), auth: false });
+    const j = res.json;
+    if (typeof j?.access_token !== 'string') throw new RefreshRefused(`${platform} refused the refresh: ${j?.error_description ?? j?.error ?? 'no access_token in its answer'}`);
+    return { accessToken: j.access_token, refreshToken: typeof j.refresh_token === 'string' ? j.refresh_token : undefined, expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined };
+  } catch (err) {
+    if (err instanceof PlatformError && !err.retryable) throw new RefreshRefused(err.message);
+    throw err;
+  }
 }
 
 /** Bytes [start, end] (inclusive) of a stored media file. */

@@ -6,8 +6,7 @@
 // /rest/posts (201, the post's URN in `x-restli-id`). The image/video URNs, uploaded parts and
 // the post URN are saved as they come, so a resumed attempt never uploads or posts twice.
 // Tokens: refreshed at POST https://www.linkedin.com/oauth/v2/accessToken.
-import { RefreshRefused } from '../../services/social/connection.ts';
-import { PlatformError, readRange, sleep, type Caller, type PublishTask, type SocialAdapter } from './http.ts';
+import { PlatformError, refreshGrant, readRange, sleep, type Caller, type PublishTask, type SocialAdapter } from './http.ts';
 
 export const LINKEDIN_API = 'https://api.linkedin.com';
 export const LINKEDIN_OAUTH = 'https://www.linkedin.com';
@@ -138,26 +137,5 @@ export const linkedin: SocialAdapter = {
     return { id: state.post_urn as string, url: `https://www.linkedin.com/feed/update/${state.post_urn}/` };
   },
 
-  async refresh(api, client, refreshToken) {
-    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
-    if (client) {
-      form.set('client_id', client.id);
-      if (client.secret) form.set('client_secret', client.secret);
-    }
-    try {
-      const res = await api.call({
-        method: 'POST',
-        url: `${LINKEDIN_OAUTH}/oauth/v2/accessToken`,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: form.toString(),
-        auth: false,
-      });
-      const j = res.json;
-      if (typeof j?.access_token !== 'string') throw new RefreshRefused('linkedin answered the refresh without an access_token');
-      return { accessToken: j.access_token, refreshToken: typeof j.refresh_token === 'string' ? j.refresh_token : undefined, expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined };
-    } catch (err) {
-      if (err instanceof PlatformError && !err.retryable) throw new RefreshRefused(err.message);
-      throw err;
-    }
-  },
+  refresh: (api, client, refreshToken) => refreshGrant(api, 'linkedin', `${LINKEDIN_OAUTH}/oauth/v2/accessToken`, refreshToken, client, 'form'),
 };

@@ -5,8 +5,7 @@
 // until `succeeded` → POST /v5/pins with media_source video_id. The media id, the upload and the
 // pin id are saved as they come, so a resumed attempt never uploads or pins twice. Tokens:
 // refreshed at POST /v5/oauth/token (HTTP Basic with the app's id and secret).
-import { RefreshRefused } from '../../services/social/connection.ts';
-import { PlatformError, readRange, sleep, type Caller, type PublishTask, type SocialAdapter } from './http.ts';
+import { PlatformError, refreshGrant, readRange, sleep, type Caller, type PublishTask, type SocialAdapter } from './http.ts';
 
 export const PINTEREST_API = 'https://api.pinterest.com';
 const PROCESSING_TIMEOUT_MS = 15 * 60_000;
@@ -83,18 +82,5 @@ export const pinterest: SocialAdapter = {
     return { id: state.pin_id as string, url: `https://www.pinterest.com/pin/${state.pin_id}/` };
   },
 
-  async refresh(api, client, refreshToken) {
-    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
-    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-    if (client?.secret) headers.authorization = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
-    try {
-      const res = await api.call({ method: 'POST', url: `${PINTEREST_API}/v5/oauth/token`, headers, body: form.toString(), auth: false });
-      const j = res.json;
-      if (typeof j?.access_token !== 'string') throw new RefreshRefused('pinterest answered the refresh without an access_token');
-      return { accessToken: j.access_token, refreshToken: typeof j.refresh_token === 'string' ? j.refresh_token : undefined, expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined };
-    } catch (err) {
-      if (err instanceof PlatformError && !err.retryable) throw new RefreshRefused(err.message);
-      throw err;
-    }
-  },
+  refresh: (api, client, refreshToken) => refreshGrant(api, 'pinterest', `${PINTEREST_API}/v5/oauth/token`, refreshToken, client, 'basic'),
 };

@@ -9,8 +9,7 @@
 // posts when the upload completes, so the publish id, upload URL and next chunk are saved as they
 // come and a resumed attempt continues the same upload (never a second init). Tokens: refreshed at
 // POST /v2/oauth/token/ (client_key/client_secret in the form).
-import { RefreshRefused } from '../../services/social/connection.ts';
-import { PlatformError, readRange, sleep, type Caller, type PublishTask, type SocialAdapter } from './http.ts';
+import { PlatformError, refreshGrant, readRange, sleep, type Caller, type PublishTask, type SocialAdapter } from './http.ts';
 
 export const TIKTOK_API = 'https://open.tiktokapis.com';
 const MB = 1024 * 1024;
@@ -145,20 +144,5 @@ export const tiktok: SocialAdapter = {
     return { id: state.post_id as string, url: state.public ? `https://www.tiktok.com/@${encodeURIComponent(task.account.handle)}/${kind}/${state.post_id}` : null };
   },
 
-  async refresh(api, client, refreshToken) {
-    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
-    if (client) {
-      form.set('client_key', client.id);
-      if (client.secret) form.set('client_secret', client.secret);
-    }
-    try {
-      const res = await api.call({ method: 'POST', url: `${TIKTOK_API}/v2/oauth/token/`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString(), auth: false });
-      const j = res.json;
-      if (typeof j?.access_token !== 'string') throw new RefreshRefused(`tiktok refused the refresh: ${j?.error_description ?? j?.error ?? 'no access_token'}`);
-      return { accessToken: j.access_token, refreshToken: typeof j.refresh_token === 'string' ? j.refresh_token : undefined, expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined };
-    } catch (err) {
-      if (err instanceof PlatformError && !err.retryable) throw new RefreshRefused(err.message);
-      throw err;
-    }
-  },
+  refresh: (api, client, refreshToken) => refreshGrant(api, 'tiktok', `${TIKTOK_API}/v2/oauth/token/`, refreshToken, client, 'form', 'client_key'),
 };

@@ -5,8 +5,7 @@
 // then POST /2/tweets with media.media_ids. Every id is saved as it comes (media id, next
 // segment, finalized, the tweet id), so a retried or resumed attempt continues where it stopped
 // and never tweets twice. Tokens: OAuth 2.0 user context; refreshed at POST /2/oauth2/token.
-import { RefreshRefused } from '../../services/social/connection.ts';
-import { PlatformError, readRange, sleep, type Caller, type PublishTask, type SocialAdapter } from './http.ts';
+import { PlatformError, refreshGrant, readRange, sleep, type Caller, type PublishTask, type SocialAdapter } from './http.ts';
 
 export const X_API = 'https://api.x.com';
 /** Bytes per APPEND segment (X accepts up to 5 MB per segment). */
@@ -96,19 +95,5 @@ export const x: SocialAdapter = {
     return { id: state.post_id as string, url: `https://x.com/${encodeURIComponent(task.account.handle)}/status/${state.post_id}` };
   },
 
-  async refresh(api, client, refreshToken) {
-    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
-    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-    if (client?.secret) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64')}`;
-    else if (client) form.set('client_id', client.id);
-    try {
-      const res = await api.call({ method: 'POST', url: `${X_API}/2/oauth2/token`, headers, body: form.toString(), auth: false });
-      const j = res.json;
-      if (typeof j?.access_token !== 'string') throw new RefreshRefused('x answered the refresh without an access_token');
-      return { accessToken: j.access_token, refreshToken: typeof j.refresh_token === 'string' ? j.refresh_token : undefined, expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined };
-    } catch (err) {
-      if (err instanceof PlatformError && !err.retryable) throw new RefreshRefused(err.message);
-      throw err;
-    }
-  },
+  refresh: (api, client, refreshToken) => refreshGrant(api, 'x', `${X_API}/2/oauth2/token`, refreshToken, client, 'basic'),
 };

@@ -6,8 +6,7 @@
 // resource. The session URL is saved first; a resumed attempt asks it how far it got (PUT with
 // `Content-Range: bytes */N`: 308 and its Range, or the finished video) and continues, so a crash
 // never uploads a second video. Tokens: refreshed at POST https://oauth2.googleapis.com/token.
-import { RefreshRefused } from '../../services/social/connection.ts';
-import { PlatformError, readRange, type Caller, type PlatformResponse, type PublishTask, type SocialAdapter } from './http.ts';
+import { PlatformError, refreshGrant, readRange, type Caller, type PlatformResponse, type PublishTask, type SocialAdapter } from './http.ts';
 
 export const YOUTUBE_UPLOAD = 'https://www.googleapis.com';
 export const GOOGLE_OAUTH = 'https://oauth2.googleapis.com';
@@ -92,20 +91,5 @@ export const youtube: SocialAdapter = {
     return { id: state.video_id as string, url: `https://www.youtube.com/watch?v=${state.video_id}` };
   },
 
-  async refresh(api, client, refreshToken) {
-    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken });
-    if (client) {
-      form.set('client_id', client.id);
-      if (client.secret) form.set('client_secret', client.secret);
-    }
-    try {
-      const res = await api.call({ method: 'POST', url: `${GOOGLE_OAUTH}/token`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString(), auth: false });
-      const j = res.json;
-      if (typeof j?.access_token !== 'string') throw new RefreshRefused('google answered the refresh without an access_token');
-      return { accessToken: j.access_token, refreshToken: typeof j.refresh_token === 'string' ? j.refresh_token : undefined, expiresInSeconds: typeof j.expires_in === 'number' ? j.expires_in : undefined };
-    } catch (err) {
-      if (err instanceof PlatformError && !err.retryable) throw new RefreshRefused(err.message);
-      throw err;
-    }
-  },
+  refresh: (api, client, refreshToken) => refreshGrant(api, 'youtube', `${GOOGLE_OAUTH}/token`, refreshToken, client, 'form'),
 };
