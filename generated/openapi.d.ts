@@ -129,7 +129,7 @@ export interface paths {
         head?: never;
         /**
          * Update a brand kit
-         * @description Changes a brand kit's name, colours, fonts or logo; returns the kit. Free. `colors` and `fonts` replace the kit's whole set; `logo: null` removes the logo; fields left out keep their value. Work already queued keeps the kit as it was when queued. Another workspace's id answers 404.
+         * @description Changes a brand kit's name, colours, fonts or logo; returns the kit. Free. `colors` and `fonts` replace the kit's whole set; `logo: null` removes the logo; fields left out keep their value. Work already queued keeps the kit as it was when queued; its logo file is read when the work runs, so replacing or removing the logo answers 409 `conflict` while queued or running work uses the kit. Another workspace's id answers 404.
          */
         patch: operations["updateBrandKit"];
         trace?: never;
@@ -3805,6 +3805,7 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["AssetInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

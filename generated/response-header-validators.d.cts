@@ -56,6 +56,7 @@ declare const validators: {
   "updateBrandKit__402__headers": ValidateFunction;
   "updateBrandKit__403__headers": ValidateFunction;
   "updateBrandKit__404__headers": ValidateFunction;
+  "updateBrandKit__409__headers": ValidateFunction;
   "updateBrandKit__413__headers": ValidateFunction;
   "updateBrandKit__415__headers": ValidateFunction;
   "updateBrandKit__429__headers": ValidateFunction;

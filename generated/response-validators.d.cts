@@ -56,6 +56,7 @@ declare const validators: {
   "updateBrandKit__402": ValidateFunction;
   "updateBrandKit__403": ValidateFunction;
   "updateBrandKit__404": ValidateFunction;
+  "updateBrandKit__409": ValidateFunction;
   "updateBrandKit__413": ValidateFunction;
   "updateBrandKit__415": ValidateFunction;
   "updateBrandKit__429": ValidateFunction;

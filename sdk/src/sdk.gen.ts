@@ -90,7 +90,7 @@ export const getBrandKit = <ThrowOnError extends boolean = false>(options: Optio
 /**
  * Update a brand kit
  *
- * Changes a brand kit's name, colours, fonts or logo; returns the kit. Free. `colors` and `fonts` replace the kit's whole set; `logo: null` removes the logo; fields left out keep their value. Work already queued keeps the kit as it was when queued. Another workspace's id answers 404.
+ * Changes a brand kit's name, colours, fonts or logo; returns the kit. Free. `colors` and `fonts` replace the kit's whole set; `logo: null` removes the logo; fields left out keep their value. Work already queued keeps the kit as it was when queued; its logo file is read when the work runs, so replacing or removing the logo answers 409 `conflict` while queued or running work uses the kit. Another workspace's id answers 404.
  */
 export const updateBrandKit = <ThrowOnError extends boolean = false>(options: Options<UpdateBrandKitData, ThrowOnError>) => (options.client ?? client).patch<UpdateBrandKitResponses, UpdateBrandKitErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

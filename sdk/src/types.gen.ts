@@ -3112,6 +3112,10 @@ export type UpdateBrandKitErrors = {
      */
     404: ErrorResponse;
     /**
+     * conflict: the brand kit, avatar or voice is used by a queued or running generation, slideshow or faceless video (`context.used_by` names it); delete it once that job has finished. Not retryable at once.
+     */
+    409: ErrorResponse;
+    /**
      * payload_too_large: the request body exceeds the operation's size limit (`context.limit_bytes`; declared on each request body as `x-body-limit-bytes`).
      */
     413: ErrorResponse;

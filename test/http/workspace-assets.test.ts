@@ -239,6 +239,15 @@ t.test('a faceless video with a created voice is spoken by the mapped voice; que
     t.equal(res.status, 409, res.text);
     t.match(res.body.error, { code: 'conflict', retryable: false, context: { field: 'path.id', used_by: `faceless video ${q.body.video_id}` } });
   }
+  // Nor can the kit's logo be replaced or removed: the job reads the one it was charged with.
+  for (const logo of [LOGO.toString('base64'), null]) {
+    const res = await app.request('PATCH', `/api/v1/brand-kits/${kit.id}`, { key: ws2.key, body: { logo } });
+    t.equal(res.status, 409, res.text);
+    t.match(res.body.error, { code: 'conflict', message: /change its logo once that job has finished/, context: { used_by: `faceless video ${q.body.video_id}` } });
+  }
+  t.equal((await fetch(kit.logo_url)).status, 200, 'the logo the job reads is still stored');
+  const recoloured = await app.request('PATCH', `/api/v1/brand-kits/${kit.id}`, { key: ws2.key, body: { colors: { primary: '#445566' } } });
+  t.equal(recoloured.status, 200, 'colours can change: the job has its own copy');
   // Once it has ended (here: marked failed), they can.
   await db.update(facelessVideos).set({ status: 'error' }).where(eq(facelessVideos.videoId, q.body.video_id));
   t.equal((await app.request('DELETE', `/api/v1/voices/${voice.id}`, { key: ws2.key })).status, 200, 'deleted once the work finished');

@@ -93,7 +93,7 @@ export async function receiveImage(data: string, dataField: string, limits: Pixe
 }
 
 /** An in-use asset cannot be deleted: the jobs that read it at run time are still queued or running. */
-async function assertUnused(db: Db, kind: 'brandKit' | 'avatar' | 'voice', id: string | number, label: string) {
+async function assertUnused(db: Db, kind: 'brandKit' | 'avatar' | 'voice', id: string | number, label: string, change = 'delete it') {
   const key = String(id);
   const ref = sql`(spec -> ${kind} ->> 'id') = ${key}`;
   const [g] = kind === 'voice' ? [] : await db.select({ id: generations.id }).from(generations).where(and(eq(generations.status, 'generating'), ref)).limit(1);
@@ -101,7 +101,7 @@ async function assertUnused(db: Db, kind: 'brandKit' | 'avatar' | 'voice', id: s
   const [f] = kind === 'avatar' ? [] : await db.select({ id: facelessVideos.videoId }).from(facelessVideos).where(and(inArray(facelessVideos.status, ['queued', 'generating']), ref)).limit(1);
   const user = g ? `generation ${g.id}` : s ? `slideshow ${s.id}` : f ? `faceless video ${f.id}` : undefined;
   if (user) {
-    throw new ApiError('conflict', `${label} ${key} is used by ${user}, which is still queued or running; delete it once that job has finished`, {
+    throw new ApiError('conflict', `${label} ${key} is used by ${user}, which is still queued or running; ${change} once that job has finished`, {
       field: 'path.id',
       used_by: user,
     });
@@ -182,6 +182,8 @@ export async function updateBrandKit(deps: AssetDeps, orgId: string, id: number,
   const roles: ColorsIn = body.colors ?? ((oldRoles ?? {}) as ColorsIn);
   const fonts: FontsIn = body.fonts ?? (Array.isArray(oldFonts) ? oldFonts.filter((f): f is string => typeof f === 'string') : []);
   let logoKey = kit.logoKey;
+  // Queued and running jobs read the logo they were charged with from storage: it stays until they finish.
+  if (body.logo !== undefined && kit.logoKey) await assertUnused(deps.db, 'brandKit', id, 'Brand kit', 'change its logo');
   if (body.logo !== undefined) logoKey = body.logo === null ? null : await storeLogo(deps, orgId, body.logo);
   const data = body.colors !== undefined || body.fonts !== undefined || body.logo === null ? kitData(roles, fonts, body.logo === null ? { ...rest, logo_url: undefined } : rest) : old;
   const [row] = await deps.db
