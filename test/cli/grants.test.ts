@@ -1,19 +1,12 @@
 // npm run -s admin -- grant list / grant revoke: the apps a workspace's members connected over
 // OAuth, and disconnecting one — its access and refresh tokens stop working at once on /mcp.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import t from 'tap';
+import { admin as runAdmin } from '../helpers/cli.ts';
 import { member, oauthTokens, startMcpApp, tokenRequest } from '../mcp/helpers.ts';
 
-const run = promisify(execFile);
-const cwd = new URL('../..', import.meta.url).pathname;
 
 const app = await startMcpApp(t);
-const admin = (...args: string[]) =>
-  run(process.execPath, ['src/cli/admin.ts', ...args], { cwd, env: { ...process.env, DATABASE_URL: app.databaseUrl } }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
-  );
+const admin = (...args: string[]) => runAdmin({ DATABASE_URL: app.databaseUrl }, args);
 
 const listTools = (token: string) =>
   fetch(`${app.url}/mcp`, {

@@ -1,25 +1,18 @@
 // npm run -s admin -- member create: one JSON object, the password stored as argon2id only.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { connect } from '../../src/db/client.ts';
 import { members } from '../../src/db/schema/index.ts';
 import { createOrganization } from '../../src/services/workspaces/organizations.ts';
 import { verifyMemberPassword } from '../../src/services/oauth/members.ts';
+import { admin as runAdmin } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
-const run = promisify(execFile);
-const cwd = new URL('../..', import.meta.url).pathname;
 
 const databaseUrl = await createTestDatabase(t);
 const { db, sql } = connect(databaseUrl, 2);
 t.teardown(() => sql.end());
-const admin = (...args: string[]) =>
-  run(process.execPath, ['src/cli/admin.ts', ...args], { cwd, env: { ...process.env, DATABASE_URL: databaseUrl } }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
-  );
+const admin = (...args: string[]) => runAdmin({ DATABASE_URL: databaseUrl }, args);
 
 const org = await createOrganization(db, { name: 'Members Inc' });
 

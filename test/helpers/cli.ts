@@ -12,7 +12,7 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
-  /** stdout parsed when the command succeeded. */
+  /** stdout parsed when the command succeeded and printed JSON. */
   json: any;
 }
 
@@ -20,7 +20,11 @@ export async function admin(env: Record<string, string>, args: string[], opts: {
   const [cmd, argv] = opts.viaNpm ? ['npm', ['run', '-s', 'admin', '--', ...args]] : [process.execPath, ['src/cli/admin.ts', ...args]];
   try {
     const { stdout, stderr } = await run(cmd, argv, { cwd: root, env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr, json: JSON.parse(stdout) };
+    let json: unknown;
+    try {
+      json = JSON.parse(stdout);
+    } catch {}
+    return { code: 0, stdout, stderr, json };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr, json: undefined };

@@ -8,6 +8,7 @@ import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { organizations } from '../../src/db/schema/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { admin as runAdmin } from '../helpers/cli.ts';
 import { colorPng, colorVideo, dataUrl } from '../editor/helpers.ts';
 
 const png = await colorPng('#ff0000', 40, 30);
@@ -236,14 +237,7 @@ t.test('the list, the recommendations and the target suggestions', async (t) => 
 });
 
 t.test('review of public references with the admin CLI: approve, reject', async (t) => {
-  const { execFile } = await import('node:child_process');
-  const { promisify } = await import('node:util');
-  const run = promisify(execFile);
-  const admin = (...args: string[]) =>
-    run(process.execPath, ['src/cli/admin.ts', ...args], { cwd: new URL('../..', import.meta.url).pathname, env: { ...process.env, DATABASE_URL: app.databaseUrl } }).then(
-      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-      (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
-    );
+  const admin = (...args: string[]) => runAdmin({ DATABASE_URL: app.databaseUrl }, args);
   const ws = await app.workspace({ credits: 200, scopes: ['generations:read', 'generations:write'] });
   const save = async (label: string) => {
     const res = await app.request('POST', '/api/v1/reference-inspirations', {

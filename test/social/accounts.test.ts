@@ -1,27 +1,20 @@
 // Social connections: the admin CLI (social connect / list / disconnect), tokens sealed with
 // AES-256-GCM under a key that is never in the database, and the MCP tool list_social_accounts.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
+import { admin as runAdmin } from '../helpers/cli.ts';
 import { connect, startMcpApp } from '../mcp/helpers.ts';
 
-const run = promisify(execFile);
-const cwd = new URL('../..', import.meta.url).pathname;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'social-cli-'));
 t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 const app = await startMcpApp(t);
-const admin = (env: Record<string, string>, ...args: string[]) =>
-  run(process.execPath, ['src/cli/admin.ts', ...args], { cwd, env: { ...process.env, DATABASE_URL: app.databaseUrl, DATA_DIR: dataDir, ...env } }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
-  );
+const admin = (env: Record<string, string>, ...args: string[]) => runAdmin({ DATABASE_URL: app.databaseUrl, DATA_DIR: dataDir, ...env }, args);
 
 const workspaceKey = async (orgId: string, scopes: string[]) => (await createApiKey(app.service.ctx.db, { orgId, scopes })).key;
 
