@@ -28,6 +28,16 @@ if (!adminUrl) {
 }
 
 const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+if (tmp) {
+  // The suite's own throwaway cluster: no fsync and no full-page images. A crash of the machine would
+  // lose it, which is fine for a cluster deleted at the end; a crash of PostgreSQL itself still loses
+  // nothing (the WAL is written before every commit returns), and the fault tests that kill PostgreSQL
+  // run clusters of their own with the service's settings. Every commit and every dropped test
+  // database stops waiting for the disk.
+  await admin.unsafe('alter system set fsync = off');
+  await admin.unsafe('alter system set full_page_writes = off');
+  await admin.unsafe('select pg_reload_conf()');
+}
 await admin.unsafe(`drop database if exists ${TEMPLATE} with (force)`);
 await admin.unsafe(`create database ${TEMPLATE}`);
 const templateUrl = new URL(adminUrl);
