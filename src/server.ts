@@ -102,7 +102,7 @@ export async function startService(opts: StartOptions = {}): Promise<Service> {
     const rateLimitDb = rateLimit.db;
     const secret = config.mediaSigningSecret ? Buffer.from(config.mediaSigningSecret) : await sharedSecret(database.db, 'media_url_signing');
     // STORAGE: a missing bucket or refused credentials stop start-up here (StorageUnavailable).
-    storage = createStorage(config, secret);
+    storage = await createStorage(config, secret);
     await storage.check();
     ctx = {
       config,

@@ -380,7 +380,7 @@ let storage: Storage | undefined;
 const storageOf = async (d: Database) => {
   if (!storage) {
     const secret = config.mediaSigningSecret ? Buffer.from(config.mediaSigningSecret) : await sharedSecret(d.db, 'media_url_signing');
-    storage = createStorage(config, secret);
+    storage = await createStorage(config, secret);
     await storage.check();
   }
   return storage;

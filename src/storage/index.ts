@@ -8,14 +8,19 @@ import path from 'node:path';
 import type { Config } from '../config.ts';
 import { urlSigner, type Storage } from './core.ts';
 import { localStorage } from './local.ts';
-import { s3Storage } from './s3.ts';
 
 export * from './core.ts';
-export { localStorage, s3Storage };
+export { localStorage };
 
-/** The backend the configuration names (STORAGE), signing URLs with `secret`. */
-export function createStorage(config: Pick<Config, 'dataDir' | 'publicBaseUrl' | 'mediaUrlTtlSeconds' | 'storage'>, secret: Buffer): Storage {
+/**
+ * The backend the configuration names (STORAGE), signing URLs with `secret`. The S3 backend (the AWS
+ * SDK: about 0.1 s of CPU to load) is loaded only when it is the one chosen.
+ */
+export async function createStorage(config: Pick<Config, 'dataDir' | 'publicBaseUrl' | 'mediaUrlTtlSeconds' | 'storage'>, secret: Buffer): Promise<Storage> {
   const signer = urlSigner({ publicBaseUrl: config.publicBaseUrl, secret, defaultTtlSeconds: config.mediaUrlTtlSeconds });
-  if (config.storage.kind === 's3') return s3Storage(config.storage.s3, signer);
+  if (config.storage.kind === 's3') {
+    const { s3Storage } = await import('./s3.ts');
+    return s3Storage(config.storage.s3, signer);
+  }
   return localStorage({ root: path.join(config.dataDir, 'media'), signer });
 }

@@ -19,7 +19,7 @@ async function backend(t: Test, kind: 'local' | 's3', extra: Record<string, stri
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   const s3 = kind === 's3' ? await startS3(t) : undefined;
   const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_BASE_URL: 'http://127.0.0.1:9', ...s3?.env, ...extra });
-  const storage = createStorage(config, secret);
+  const storage = await createStorage(config, secret);
   t.teardown(() => storage.close());
   await storage.check();
   return { storage, s3, dataDir };
@@ -163,7 +163,7 @@ t.test('s3: S3_PREFIX keeps every object under its prefix', async (t) => {
 t.test('s3: start-up check of a missing bucket fails with a message naming it', async (t) => {
   const s3 = await startS3(t);
   const config = loadConfig({ DATA_DIR: os.tmpdir(), ...s3.env, S3_BUCKET: 'no-such-bucket' });
-  const storage = createStorage(config, secret);
+  const storage = await createStorage(config, secret);
   t.teardown(() => storage.close());
   const err = await storage.check().then(() => undefined, (e: unknown) => e);
   t.ok(err instanceof StorageUnavailable, 'StorageUnavailable');
