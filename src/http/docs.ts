@@ -18,8 +18,7 @@
 //   connect-src 'self' <PUBLIC_BASE_URL's origin>  the document, and "Test request" calls
 //   base-uri/form-action 'none', frame-ancestors 'none'
 import { createHash } from 'node:crypto';
-import fastifyApiReference from '@scalar/fastify-api-reference';
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 
 export const DOCS_PREFIX = '/docs';
@@ -66,20 +65,48 @@ export function registerDocs(app: FastifyInstance, ctx: AppContext, openApiUrl: 
       }
       return payload;
     });
-    await scope.register(fastifyApiReference, {
-      routePrefix: DOCS_PREFIX,
-      logLevel: 'warn',
-      configuration: {
-        url: openApiUrl,
-        pageTitle: 'Media Generation and Editing API reference',
-        withDefaultFonts: false,
-        telemetry: false,
-        showDeveloperTools: 'never',
-        mcp: { disabled: true },
-        agent: { disabled: true },
-        // Every operation listed in the sidebar from the start, not only the first tag's.
-        defaultOpenAllTags: true,
-      },
-    });
+    // Scalar's plugin carries its whole browser bundle (several MB) as a string in its own module:
+    // loading it cost every process about 0.2 s of CPU at start-up, API nodes, workers and CLI runs
+    // alike, for a page few requests ask for. So it is loaded on the first request for the page,
+    // into a Fastify instance of its own (same router options), and the page's requests are handed
+    // to it; anything it does not serve is this app's 404.
+    let pages: Promise<FastifyInstance> | undefined;
+    const forward = async (req: FastifyRequest, reply: FastifyReply) => {
+      pages ??= docsPages(openApiUrl).catch((err) => {
+        pages = undefined;
+        throw err;
+      });
+      const res = await (await pages).inject({ method: req.method as 'GET' | 'HEAD', url: req.url, headers: { host: req.headers.host ?? 'localhost' } });
+      if (res.statusCode === 404) return reply.callNotFound();
+      reply.code(res.statusCode);
+      for (const [name, value] of Object.entries(res.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) reply.header(name, value);
+      // Text as a string: the policy hook above reads the page's inline script from it.
+      return reply.send(String(res.headers['content-type'] ?? '').startsWith('text/') ? res.body : res.rawPayload);
+    };
+    scope.get(`${DOCS_PREFIX}/`, { logLevel: 'warn' }, forward);
+    scope.get(`${DOCS_PREFIX}/js/scalar.js`, { logLevel: 'warn' }, forward);
   });
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
+
+async function docsPages(openApiUrl: string): Promise<FastifyInstance> {
+  const { default: fastifyApiReference } = await import('@scalar/fastify-api-reference');
+  const pages = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true } });
+  await pages.register(fastifyApiReference, {
+    routePrefix: DOCS_PREFIX,
+    configuration: {
+      url: openApiUrl,
+      pageTitle: 'Media Generation and Editing API reference',
+      withDefaultFonts: false,
+      telemetry: false,
+      showDeveloperTools: 'never',
+      mcp: { disabled: true },
+      agent: { disabled: true },
+      // Every operation listed in the sidebar from the start, not only the first tag's.
+      defaultOpenAllTags: true,
+    },
+  });
+  await pages.ready();
+  return pages;
 }
