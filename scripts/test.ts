@@ -1,4 +1,4 @@
-// npm test: one PostgreSQL for the whole suite (TEST_DATABASE_URL, else a fresh embedded
+// npm test (and npm run test:faults): one PostgreSQL for the whole suite (TEST_DATABASE_URL, else a fresh embedded
 // cluster in a temporary folder), a migrated template database, then tap. Each test file
 // clones the template into a database of its own (test/helpers/db.ts), so files run in
 // parallel without sharing state.
@@ -12,6 +12,9 @@ import { runMigrations } from '../src/db/client.ts';
 import { startEmbedded } from '../src/db/embedded.ts';
 
 const TEMPLATE = 'media_api_test_template';
+// Ours, not tap's: taken out before tap's configuration reads the command line.
+const faults = process.argv.includes('--faults');
+process.argv = process.argv.filter((a) => a !== '--faults');
 const say = (s: string) => process.stderr.write(`test: ${s}\n`);
 
 let adminUrl = process.env.TEST_DATABASE_URL;
@@ -68,7 +71,14 @@ if (signature !== tapConfig.pluginSignature) {
   }
 }
 
+// `npm test`: every test file outside test/faults/. `npm run test:faults` (`--faults`): the fault suite,
+// test/faults/ (real processes killed, databases lost, disks filled: slow by nature, run by CI as well).
+// Files named on the command line run as named.
 const tapArgs = process.argv.slice(2);
+if (!tapArgs.some((a) => a.endsWith('.ts') || fs.existsSync(a))) {
+  const files = fs.globSync('test/**/*.test.ts').filter((f) => f.startsWith('test/faults/') === faults);
+  tapArgs.push(...files.sort());
+}
 const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...tapArgs], {
   stdio: ['inherit', 'pipe', 'inherit'],
   // Node's compile cache (V8 code and stripped TypeScript) shared by every test file and every process

@@ -245,7 +245,7 @@ t.test('a second signal during a slow shutdown exits at once', async (t) => {
   await waitFor('the embedded PostgreSQL to stop', async () => (postmasterPid() ? undefined : true), 15_000);
   t.pass('the embedded PostgreSQL does not outlive the process');
   // The abandoned job is not lost: it is still active in pg-boss, retried once its heartbeat stops
-  // (JOB_HEARTBEAT_SECONDS), as test/jobs/recovery.test.ts shows for killed workers.
+  // (JOB_HEARTBEAT_SECONDS), as test/faults/worker-kill.test.ts shows for killed workers.
   const pg = await startEmbedded({ dataDir });
   t.equal((await generationRow(gen.id)).status, 'generating', 'the generation is still pending, not failed');
   await pg.stop();
