@@ -87,6 +87,7 @@ const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/r
   env: {
     ...process.env,
     NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.resolve('node_modules/.cache/node-compile-cache'),
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${JSON.stringify(path.resolve('test/helpers/processinfo-off.ts'))}`].filter(Boolean).join(' '),
     TEST_PG_ADMIN_URL: adminUrl,
     TEST_TEMPLATE_DB: TEMPLATE,
   },
