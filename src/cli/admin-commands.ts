@@ -4,6 +4,8 @@
 // SIGTERM/SIGINT do not cut a command short (each is one short transaction): it finishes, the
 // database is closed (the embedded PostgreSQL stopped if this process started it) and the exit
 // code is the command's. A second signal exits at once.
+// `main` is the process (admin.ts calls it); `runAdmin` is one command with its output and exit
+// code, which the tests also call in their own process (a CLI process costs ~1 s of CPU to start).
 import fs from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { ValidateFunction } from 'ajv';
@@ -29,7 +31,7 @@ import {
   type AssetDeps,
 } from '../services/assets/workspace-assets.ts';
 import { handleSignals } from '../lifecycle.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
 import { openDatabase, type Database } from '../db/client.ts';
 import { createApiKey, revokeApiKey, validateScopes } from '../services/workspaces/api-keys.ts';
 import { checkEmail, checkPassword, createMember, MemberError } from '../services/oauth/members.ts';
@@ -126,7 +128,7 @@ async function asCommand<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-async function run(argv: string[], database: () => Promise<Database>, storageOf: (db: Database) => Promise<Storage>): Promise<unknown> {
+async function run(argv: string[], config: Config, database: () => Promise<Database>, storageOf: (db: Database) => Promise<Storage>): Promise<unknown> {
   const [group, action, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
@@ -364,43 +366,62 @@ async function run(argv: string[], database: () => Promise<Database>, storageOf:
   }
 }
 
-const life = handleSignals('admin');
-const config = loadConfig();
-let opened: Database | undefined;
-const database = async () => {
-  if (!opened) {
-    if (!config.databaseUrl) process.stderr.write(`admin: using the embedded PostgreSQL in ${config.dataDir} …\n`);
-    opened = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-  }
-  return opened;
-};
+/** Where a command's output goes: the process's stdout and stderr, or strings in a test. */
+export interface AdminOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
 
-let storage: Storage | undefined;
-/** The storage the server uses (same backend, same URL signing key), for the asset commands. */
-const storageOf = async (d: Database) => {
-  if (!storage) {
-    const secret = config.mediaSigningSecret ? Buffer.from(config.mediaSigningSecret) : await sharedSecret(d.db, 'media_url_signing');
-    storage = await createStorage(config, secret);
-    await storage.check();
-  }
-  return storage;
-};
+/**
+ * One admin command, as the process runs it: its JSON result written to `out.stdout`, or the error
+ * (and the usage for a usage error) to `out.stderr`; resolves to the exit code (0, 1 failed, 2 usage).
+ * The database and storage it opens are closed before it resolves.
+ */
+export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, out: AdminOutput): Promise<number> {
+  let config: Config | undefined;
+  let opened: Database | undefined;
+  const database = async () => {
+    if (!opened) {
+      if (!config!.databaseUrl) out.stderr(`admin: using the embedded PostgreSQL in ${config!.dataDir} …\n`);
+      opened = await openDatabase({ databaseUrl: config!.databaseUrl, dataDir: config!.dataDir, poolSize: 2 });
+    }
+    return opened;
+  };
+  let storage: Storage | undefined;
+  /** The storage the server uses (same backend, same URL signing key), for the asset commands. */
+  const storageOf = async (d: Database) => {
+    if (!storage) {
+      const secret = config!.mediaSigningSecret ? Buffer.from(config!.mediaSigningSecret) : await sharedSecret(d.db, 'media_url_signing');
+      storage = await createStorage(config!, secret);
+      await storage.check();
+    }
+    return storage;
+  };
 
-const finished = (async () => {
   let code = 0;
   try {
-    const result = await run(process.argv.slice(2), database, storageOf);
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    config = loadConfig(env);
+    const result = await run(argv, config, database, storageOf);
+    out.stdout(`${JSON.stringify(result)}\n`);
   } catch (err) {
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(`admin: error: ${(err as Error).message}\n${usage ? `${USAGE}\n` : ''}`);
+    out.stderr(`admin: error: ${(err as Error).message}\n${usage ? `${USAGE}\n` : ''}`);
     code = usage ? 2 : 1;
   } finally {
     storage?.close();
     await opened?.close();
   }
   return code;
-})();
-// A signal waits for the command; without one, the process exits when it is done.
-life.onShutdown(() => finished);
-process.exit(await finished);
+}
+
+/** The CLI process: one command from argv, then exit with its code. */
+export async function main(): Promise<never> {
+  const life = handleSignals('admin');
+  const finished = runAdmin(process.argv.slice(2), process.env, {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+  });
+  // A signal waits for the command; without one, the process exits when it is done.
+  life.onShutdown(() => finished);
+  process.exit(await finished);
+}

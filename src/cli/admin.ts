@@ -6,4 +6,5 @@ import { registerFastResolve } from '../boot/fast-resolve.ts';
 
 module.enableCompileCache?.();
 registerFastResolve();
-await import('./admin-commands.ts');
+const { main } = await import('./admin-commands.ts');
+await main();

@@ -1,21 +1,25 @@
 // The admin CLI, run as users run it (`npm run -s admin -- …`), against the suite's database
-// and, in the second part, against the embedded database of a running server.
+// and, in the second part, against the embedded database of a running server. The commands'
+// behaviour is checked in this process (runAdmin, the CLI's own code); real processes prove the
+// process prints one JSON object and exits 0, 1 (failed) or 2 (usage) with nothing on stdout.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { admin as runAdmin } from '../helpers/cli.ts';
+import { adminInProcess, admin as runAdmin } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-const admin = (env: Record<string, string>, ...args: string[]) => runAdmin(env, args);
+const admin = (env: Record<string, string>, ...args: string[]) => adminInProcess(env, args);
+const adminProcess = (env: Record<string, string>, ...args: string[]) => runAdmin(env, args);
 
 t.test('commands against DATABASE_URL', async (t) => {
   const env = { DATABASE_URL: await createTestDatabase(t) };
 
-  // The README's own command line, through npm; the rest run `node src/cli/admin.ts` as npm does.
+  // The README's own command line, through npm; two failures below run `node src/cli/admin.ts` as
+  // npm does; the rest run in this process.
   const org = await runAdmin(env, ['org', 'create', '--name', 'Acme Ads', '--credits', '250'], { viaNpm: true });
   t.equal(org.code, 0, org.stderr);
   t.equal(org.stdout.trim().split('\n').length, 1, 'one JSON object on stdout');
@@ -58,6 +62,15 @@ t.test('commands against DATABASE_URL', async (t) => {
     t.equal(r.stdout, '', `${bad.join(' ')} prints nothing on stdout`);
     t.match(r.stderr, /error/, `${bad.join(' ')} prints an error`);
   }
+  // As processes: a usage error exits 2, a failed command 1, each with nothing on stdout.
+  const [usage, failed] = await Promise.all([adminProcess(env, ...bads[1]), adminProcess(env, ...bads[4])]);
+  for (const [r, code] of [[usage, 2], [failed, 1]] as const) {
+    t.equal(r.code, code, `process exit code ${code}`);
+    t.equal(r.stdout, '');
+    t.match(r.stderr, /^admin: error: /);
+  }
+  t.match(usage.stderr, /--plan must be paid or none[\s\S]*Usage:/);
+  t.match(failed.stderr, /organization .* not found/);
 });
 
 t.test('the CLI attaches to the embedded PostgreSQL of a running server', async (t) => {
@@ -79,9 +92,9 @@ t.test('the CLI attaches to the embedded PostgreSQL of a running server', async 
   t.ok(m, `server started: ${out}`);
   if (!m) return;
 
-  const org = await admin({ DATABASE_URL: '', DATA_DIR: dataDir }, 'org', 'create', '--name', 'Embedded', '--credits', '7');
+  const org = await adminProcess({ DATABASE_URL: '', DATA_DIR: dataDir }, 'org', 'create', '--name', 'Embedded', '--credits', '7');
   t.equal(org.code, 0, org.stderr);
-  const key = await admin({ DATABASE_URL: '', DATA_DIR: dataDir }, 'key', 'create', '--org', org.json.id, '--scopes', 'generations:read');
+  const key = await adminProcess({ DATABASE_URL: '', DATA_DIR: dataDir }, 'key', 'create', '--org', org.json.id, '--scopes', 'generations:read');
   t.equal(key.code, 0, key.stderr);
 
   // The running server sees what the CLI wrote: same cluster, same database.

@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import t from 'tap';
 import { organizations } from '../../src/db/schema/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { admin as runAdmin } from '../helpers/cli.ts';
+import { adminInProcess, admin as runAdmin } from '../helpers/cli.ts';
 import { colorPng, colorVideo, dataUrl } from '../editor/helpers.ts';
 
 const png = await colorPng('#ff0000', 40, 30);
@@ -191,11 +191,11 @@ t.test('the list, the recommendations and the target suggestions', async (t) => 
   const save = async (slug: string, kind: string, label: string) => {
     const res = await app.request('POST', '/api/v1/reference-inspirations', { key: ws.key, body: { template_slug: slug, media_kind: kind, label, images: [{ filename: 'a.png', data: png.toString('base64') }] } });
     t.equal(res.status, 200, res.text);
-    return waitFor(ws.key, res.body.id);
+    return res.body.id as string;
   };
-  const spot = await save('product-spotlight', 'image', 'Spotlight look');
-  const banner = await save('bold-sale-banner', 'image', 'Banner look');
-  const carousel = await save('photo-dump-carousel', 'slideshow', 'Carousel look');
+  // Saved one after the other (the list's order is theirs), then waited for together.
+  const saved = [await save('product-spotlight', 'image', 'Spotlight look'), await save('bold-sale-banner', 'image', 'Banner look'), await save('photo-dump-carousel', 'slideshow', 'Carousel look')];
+  const [spot, banner, carousel] = await Promise.all(saved.map((id) => waitFor(ws.key, id)));
 
   let res = await app.request('GET', '/api/v1/reference-inspirations', { key: ws.key });
   t.equal(res.body.object, 'reference_inspiration_list');
@@ -237,19 +237,22 @@ t.test('the list, the recommendations and the target suggestions', async (t) => 
 });
 
 t.test('review of public references with the admin CLI: approve, reject', async (t) => {
-  const admin = (...args: string[]) => runAdmin({ DATABASE_URL: app.databaseUrl }, args);
+  // `reference pending` runs as a real process (one JSON object, exit 0); the reviews run the same
+  // command code in this process (a CLI process costs ~1 s of CPU).
+  const admin = (...args: string[]) => adminInProcess({ DATABASE_URL: app.databaseUrl }, args);
   const ws = await app.workspace({ credits: 200, scopes: ['generations:read', 'generations:write'] });
   const save = async (label: string) => {
     const res = await app.request('POST', '/api/v1/reference-inspirations', {
       key: ws.key,
       body: { template_slug: 'product-spotlight', media_kind: 'image', visibility: 'public', label, images: [{ filename: 'a.png', data: png.toString('base64') }] },
     });
-    return waitFor(ws.key, res.body.id);
+    return res.body.id as string;
   };
-  const good = await save('Good one');
-  const bad = await save('Bad one');
-  let r = await admin('reference', 'pending');
+  const saved = [await save('Good one'), await save('Bad one')];
+  const [good, bad] = await Promise.all(saved.map((id) => waitFor(ws.key, id)));
+  let r = await runAdmin({ DATABASE_URL: app.databaseUrl }, ['reference', 'pending']);
   t.equal(r.code, 0, r.stderr);
+  t.equal(r.stdout.trim().split('\n').length, 1, 'one JSON object on stdout');
   const pending = JSON.parse(r.stdout).data.filter((x: { org: string }) => x.org === ws.orgId);
   t.same(pending.map((x: { id: string }) => x.id), [good.id, bad.id], 'oldest first');
   t.match(pending[0], { review_status: 'pending', status: 'ready', template_slug: 'product-spotlight', media_count: 1, label: 'Good one' });

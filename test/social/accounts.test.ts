@@ -1,5 +1,7 @@
 // Social connections: the admin CLI (social connect / list / disconnect), tokens sealed with
 // AES-256-GCM under a key that is never in the database, and the MCP tool list_social_accounts.
+// The first social connect runs as a real process (one JSON object, exit 0); the other commands run
+// the same command code in this process (a CLI process costs ~1 s of CPU).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,14 +9,15 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import t from 'tap';
 import { loadTokenKey, tokenCipher } from '../../src/services/social/token-crypto.ts';
 import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
-import { admin as runAdmin } from '../helpers/cli.ts';
+import { adminInProcess, admin as runAdmin } from '../helpers/cli.ts';
 import { connect, startMcpApp } from '../mcp/helpers.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'social-cli-'));
 t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 const app = await startMcpApp(t);
-const admin = (env: Record<string, string>, ...args: string[]) => runAdmin({ DATABASE_URL: app.databaseUrl, DATA_DIR: dataDir, ...env }, args);
+const admin = (env: Record<string, string>, ...args: string[]) => adminInProcess({ DATABASE_URL: app.databaseUrl, DATA_DIR: dataDir, ...env }, args);
+const adminProcess = (env: Record<string, string>, ...args: string[]) => runAdmin({ DATABASE_URL: app.databaseUrl, DATA_DIR: dataDir, ...env }, args);
 
 const workspaceKey = async (orgId: string, scopes: string[]) => (await createApiKey(app.service.ctx.db, { orgId, scopes })).key;
 
@@ -38,10 +41,11 @@ t.test('token sealing: AES-256-GCM round trip, a fresh IV each time, a tampered 
 t.test('admin social connect / list / disconnect: one JSON object each, never a token', async (t) => {
   const ws = await app.workspace();
   const other = await app.workspace();
-  let r = await admin({}, 'social', 'connect', '--org', ws.orgId, '--platform', 'x', '--handle', '@brand', '--access-token', 'AT-x-123',
+  let r = await adminProcess({}, 'social', 'connect', '--org', ws.orgId, '--platform', 'x', '--handle', '@brand', '--access-token', 'AT-x-123',
     '--refresh-token', 'RT-x-456', '--expires-in', '7200', '--account-id', '1234567890');
   t.equal(r.code, 0, r.stderr);
   t.notMatch(r.stdout, /AT-x-123|RT-x-456/, 'tokens are never printed');
+  t.equal(r.stdout.trim().split('\n').length, 1, 'one JSON object on stdout');
   const x = JSON.parse(r.stdout);
   t.match(x, { object: 'social_account', id: /^[0-9a-f-]{36}$/, org: ws.orgId, platform: 'x', account_id: '1234567890', handle: 'brand', status: 'connected',
     capabilities: { image: true, video: true, carousel: true, text: true } });
