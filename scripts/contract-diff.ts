@@ -17,7 +17,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const releasedDir = path.join(root, 'spec/released');
 const args = process.argv.slice(2);
 const specFile = args.includes('--spec') ? path.resolve(args[args.indexOf('--spec') + 1]) : path.join(root, 'spec/openapi.yaml');
-const current = parseYaml(fs.readFileSync(specFile, 'utf8'));
+const specText = fs.readFileSync(specFile, 'utf8');
+// A .json contract is read as JSON: the same document (JSON is YAML), parsed many times faster.
+const current = specFile.endsWith('.json') ? JSON.parse(specText) : parseYaml(specText);
 
 if (args.includes('--release')) {
   const file = path.join(releasedDir, `openapi-${current.info.version}.json`);
