@@ -13,7 +13,7 @@ const ctx = app.service.ctx;
 
 t.test('an attempt killed while rendering resumes after its stored stages', async (t) => {
   const ws = await app.workspace({ credits: 100 });
-  const res = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body: { script: 'One fact. Two facts. Three facts, and you are done.', duration: '6' } });
+  const res = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body: { script: 'One fact. Two facts. Three facts, and you are done.', duration: '5' } });
   t.equal(res.status, 200, res.text);
   const videoId = res.body.video_id as number;
 
