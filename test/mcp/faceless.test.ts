@@ -42,7 +42,7 @@ t.test('bad input is an error naming the field; nothing is charged', async (t) =
 });
 
 t.test('create, poll, download: a finished MP4', async (t) => {
-  const args = { script: 'Cold brew is smooth. Make it tonight. Drink it tomorrow.', duration: '5', voice_id: 'marcus-narrator', image_style: 'comic', idempotency_key: 'mcp-fv-1' };
+  const args = { script: 'Cold brew is smooth. Make it tonight and drink it tomorrow.', duration: '5', voice_id: 'marcus-narrator', image_style: 'comic', idempotency_key: 'mcp-fv-1' };
   const created = await client.callTool({ name: 'create_faceless_video', arguments: args });
   t.notOk(created.isError, JSON.stringify(created.structuredContent));
   const gen = created.structuredContent as { video_id: number; credits_deducted: number; remaining_credits: number };
