@@ -5,6 +5,7 @@
 // charged; by URL: the analysis fails without retry and is refunded). And the editor's timeline
 // limit (EDITOR_MAX_TIMELINE_SECONDS) for edits, placements and exports.
 import http from 'node:http';
+import zlib from 'node:zlib';
 import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
 import t from 'tap';
@@ -12,7 +13,51 @@ import { organizations } from '../../src/db/schema/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { colorPng, colorVideo, createProject, edit, upload } from './helpers.ts';
 
-const bomb = await sharp({ create: { width: 16000, height: 16000, channels: 3, background: '#fff' }, limitInputPixels: false }).png({ compressionLevel: 9 }).toBuffer();
+/**
+ * A valid PNG of width×height white RGB pixels, made without holding or compressing its pixels
+ * (sharp took 7 s of CPU to encode the 768 MB): one band of rows is deflated with a full flush
+ * (byte-aligned, no reference to earlier data) and repeated, then the final block and the
+ * Adler-32 of the whole, combined from the band's as zlib's adler32_combine does.
+ */
+function whitePng(width: number, height: number, rowsPerBand = 160): Buffer {
+  const row = Buffer.alloc(1 + width * 3, 0xff);
+  row[0] = 0; // filter: none
+  const band = Buffer.concat(Array.from({ length: rowsPerBand }, () => row));
+  const bands = height / rowsPerBand;
+  if (!Number.isInteger(bands)) throw new Error('height must be a multiple of rowsPerBand');
+  const BASE = 65521;
+  let a = 1;
+  let b = 0;
+  for (const byte of band) {
+    a = (a + byte) % BASE;
+    b = (b + a) % BASE;
+  }
+  let adler = 1;
+  for (let i = 0; i < bands; i++) {
+    const rem = band.length % BASE;
+    const sum1 = ((adler & 0xffff) + a + BASE - 1) % BASE;
+    const sum2 = (((adler & 0xffff) * rem) % BASE + (adler >>> 16) + b + BASE - rem) % BASE;
+    adler = ((sum2 << 16) | sum1) >>> 0;
+  }
+  const trailer = Buffer.alloc(4);
+  trailer.writeUInt32BE(adler);
+  const deflated = zlib.deflateRawSync(band, { level: 9, finishFlush: zlib.constants.Z_FULL_FLUSH });
+  const idat = Buffer.concat([Buffer.from([0x78, 0xda]), ...Array.from({ length: bands }, () => deflated), zlib.deflateRawSync(Buffer.alloc(0)), trailer]);
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const out = Buffer.alloc(body.length + 8);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(zlib.crc32(body), body.length + 4);
+    return out;
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+}
+const bomb = whitePng(16000, 16000);
 const wide = await sharp({ create: { width: 20000, height: 8, channels: 3, background: '#f00' } }).png().toBuffer();
 
 const files: Record<string, Buffer> = { '/bomb.png': bomb };
@@ -41,6 +86,11 @@ function multipart(file: { filename: string; type: string; body: Buffer }) {
 
 t.test('the bomb is refused: multipart upload, quickly, naming the field and the limit', async (t) => {
   t.ok(bomb.length < 2 * 1024 * 1024, `the bomb is small (${bomb.length} bytes)`);
+  // The bomb is a real PNG: its header says 16000×16000, and the same construction, small, decodes to white.
+  t.match(await sharp(bomb, { limitInputPixels: false }).metadata(), { format: 'png', width: 16000, height: 16000 });
+  const small = whitePng(300, 320);
+  t.match(await sharp(small).metadata(), { format: 'png', width: 300, height: 320 });
+  t.same((await sharp(small).stats()).channels.map((c) => [c.min, c.max]), [[255, 255], [255, 255], [255, 255]], 'every pixel white');
   const ws = await app.workspace();
   const started = Date.now();
   const res = await app.request('POST', '/api/v1/editor/media', { key: ws.key, ...multipart({ filename: 'bomb.png', type: 'image/png', body: bomb }) });

@@ -146,7 +146,7 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   const body = {
     script: SCRIPT,
     title: 'Swap your soda',
-    duration: '6',
+    duration: '5',
     voice_id: 'ava-bright',
     language: 'English',
     image_style: 'neon',
@@ -171,14 +171,14 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   t.ok(stages.length >= 2 && stages.every((s) => ['script', 'scenes', 'voiceover', 'captions', 'render'].includes(s)), `stages seen: ${stages.join(' → ')}`);
   t.same(progress, [...progress].sort((a, b) => a - b), 'progress never goes back');
   t.match(video, { kind: 'faceless', progress: 100, stage: null, title: 'Swap your soda' });
-  t.ok(Math.abs(video.duration_seconds - 6) <= 0.6, `duration ${video.duration_seconds} within 10 % of 6`);
+  t.ok(Math.abs(video.duration_seconds - 5) <= 0.5, `duration ${video.duration_seconds} within 10 % of 5`);
   t.ok(video.size_bytes > 10_000);
 
   const file = await download(video.url, 'a.mp4');
   t.equal(fs.statSync(file).size, video.size_bytes);
   const p = await probe({ path: file, type: 'video/mp4' });
   t.match(p, { width: 1080, height: 1920, video_codec: 'h264', audio_codec: 'aac', has_audio: true });
-  t.ok(Math.abs(p.duration_seconds! - 6) <= 0.6, `MP4 lasts ${p.duration_seconds}`);
+  t.ok(Math.abs(p.duration_seconds! - 5) <= 0.5, `MP4 lasts ${p.duration_seconds}`);
 
   // The editor project with the same id: scenes, voiceover, captions.
   const project = await app.request('GET', `/api/v1/editor/videos/${id}`, { key: ws.key });
@@ -206,8 +206,8 @@ t.test('a faceless video end to end: charge, replay, states, the MP4, captions, 
   const word = cues[1].words[0];
   const atWord = await frame(file, (word.startMs + word.endMs) / 2000);
   const lastEnd = cues.at(-1)!.endMs / 1000;
-  t.ok(lastEnd < 5.8, `the narration ends at ${lastEnd} s, before the video`);
-  const afterWords = await frame(file, Math.min(5.9, (lastEnd + 6) / 2));
+  t.ok(lastEnd < 4.8, `the narration ends at ${lastEnd} s, before the video`);
+  const afterWords = await frame(file, Math.min(4.9, (lastEnd + 5) / 2));
   const inkAtWord = count(atWord, band.top, band.bottom, captionInk);
   const inkAfter = count(afterWords, band.top, band.bottom, captionInk);
   t.ok(inkAtWord > 3000 && inkAtWord > 4 * (inkAfter + 100), `caption pixels at a word ${inkAtWord}, after the narration ${inkAfter}`);

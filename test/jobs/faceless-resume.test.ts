@@ -13,7 +13,7 @@ const ctx = app.service.ctx;
 
 t.test('an attempt killed while rendering resumes after its stored stages', async (t) => {
   const ws = await app.workspace({ credits: 100 });
-  const res = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body: { script: 'One fact. Two facts. Three facts, and you are done.', duration: '6' } });
+  const res = await app.request('POST', '/api/v1/faceless-videos', { key: ws.key, body: { script: 'One fact to know. Two facts, and you are done.', duration: '5' } });
   t.equal(res.status, 200, res.text);
   const videoId = res.body.video_id as number;
 
@@ -33,9 +33,9 @@ t.test('an attempt killed while rendering resumes after its stored stages', asyn
   t.equal(mid.status, 'generating');
   const stored = mid.artifacts as Record<string, any>;
   t.ok(stored.script && stored.scenes && stored.voiceover && stored.captions, `stored stages: ${Object.keys(stored).join(', ')}`);
-  t.equal(stored.scenes.mediaIds.length, 3);
+  t.equal(stored.scenes.mediaIds.length, 2, 'one scene per sentence');
   const mediaBefore = await ctx.db.select({ id: media.id, createdAt: media.createdAt }).from(media).where(eq(media.orgId, ws.orgId));
-  t.equal(mediaBefore.length, 5, 'three scenes, the voiceover and the music bed');
+  t.equal(mediaBefore.length, 4, 'two scenes, the voiceover and the music bed');
 
   // Attempt 2: resumes at the render.
   const resumed: string[] = [];
@@ -50,7 +50,7 @@ t.test('an attempt killed while rendering resumes after its stored stages', asyn
   t.equal(done.attempts, 2);
   t.same((done.artifacts as Record<string, any>).scenes, stored.scenes, 'the same scene media');
   const mediaAfter = await ctx.db.select({ id: media.id, kind: media.kind }).from(media).where(eq(media.orgId, ws.orgId));
-  t.equal(mediaAfter.length, 6, 'the stored media plus the MP4, nothing twice');
+  t.equal(mediaAfter.length, 5, 'the stored media plus the MP4, nothing twice');
   t.equal(mediaAfter.filter((m) => m.kind === 'video').length, 1);
 
   // A repeated delivery of the finished job does nothing.

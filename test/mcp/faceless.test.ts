@@ -42,7 +42,7 @@ t.test('bad input is an error naming the field; nothing is charged', async (t) =
 });
 
 t.test('create, poll, download: a finished MP4', async (t) => {
-  const args = { script: 'Cold brew is smooth. Make it tonight. Drink it tomorrow.', duration: '6', voice_id: 'marcus-narrator', image_style: 'comic', idempotency_key: 'mcp-fv-1' };
+  const args = { script: 'Cold brew is smooth. Make it tonight and drink it tomorrow.', duration: '5', voice_id: 'marcus-narrator', image_style: 'comic', idempotency_key: 'mcp-fv-1' };
   const created = await client.callTool({ name: 'create_faceless_video', arguments: args });
   t.notOk(created.isError, JSON.stringify(created.structuredContent));
   const gen = created.structuredContent as { video_id: number; credits_deducted: number; remaining_credits: number };
@@ -76,7 +76,7 @@ t.test('create, poll, download: a finished MP4', async (t) => {
   fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
   const p = await probe({ path: file, type: 'video/mp4' });
   t.match(p, { width: 1080, height: 1920, video_codec: 'h264', has_audio: true });
-  t.ok(Math.abs(p.duration_seconds! - 6) <= 0.6, `lasts ${p.duration_seconds}`);
+  t.ok(Math.abs(p.duration_seconds! - 5) <= 0.5, `lasts ${p.duration_seconds}`);
   const project = await client.callTool({ name: 'get_editor_video', arguments: { id: gen.video_id } });
   t.notOk(project.isError, 'the editor opens it');
   t.match(project.structuredContent, { id: gen.video_id, status: 'ready' });

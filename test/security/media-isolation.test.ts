@@ -32,6 +32,9 @@ const attacker = await app.workspace({ credits: 1000 });
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'media-isolation-'));
 t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
 
+// The exports are about their audio: a small, slow frame is enough (the frame size and fps are inputs of the project).
+const SMALL = { aspect_ratio: '1:1', width: 160, height: 160, fps: 10 };
+
 const ff = (args: string[]) => execFileSync(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-y', ...args]);
 
 /** Mean volume in dB of the audio of `file`, decoded with its container forced (volumedetect, on stderr). */
@@ -65,7 +68,7 @@ const targets = {
 };
 
 t.test('control: an export of the tone itself is loud, so a leak would be measured', async (t) => {
-  const p = await createProject(app, victim.key, { aspect_ratio: '1:1' });
+  const p = await createProject(app, victim.key, SMALL);
   await addMedia(app, victim.key, p.id, { media_id: victimMedia.id, from_seconds: 0 });
   const { done } = await exportAndWait(app, victim.key, p.id, { quality: 'draft' });
   t.equal(done.status, 'completed');
@@ -110,7 +113,7 @@ t.test('a polyglot already in storage: the export reads it as MP3 from its own f
     const leaked = /mean_volume: (-?[\d.]+) dB/.exec(guessed.stderr);
     t.ok(leaked && Number(leaked[1]) > -35, `${how}: unguarded ffmpeg reads the victim's tone (${leaked?.[1]} dB)`);
 
-    const p = await createProject(app, attacker.key, { aspect_ratio: '1:1' });
+    const p = await createProject(app, attacker.key, SMALL);
     await addMedia(app, attacker.key, p.id, { media_id: id, from_seconds: 0 });
     const { done } = await exportAndWait(app, attacker.key, p.id, { quality: 'draft' });
     t.equal(done.status, 'completed', `${how}: the export renders`);
@@ -128,7 +131,7 @@ t.test('a polyglot already in storage: an audio-driven generation reads it as MP
     values (${id}, ${attacker.orgId}, 'audio', 'completed', 'upload', 'voice.mp3', 'audio/mpeg', ${bytes.length}, ${key}, 3, true)`;
   const q = await app.request('POST', '/api/v1/generations', {
     key: attacker.key,
-    body: { type: 'ai_model', model_slug: 'talking-avatar', variant_id: 'hedra-character', prompt: 'A presenter', audio_media_id: id, duration: 5, generate_audio: false },
+    body: { type: 'ai_model', model_slug: 'talking-avatar', variant_id: 'hedra-character', prompt: 'A presenter', audio_media_id: id, duration: 5, resolution: '480p', generate_audio: false },
   });
   t.equal(q.status, 200, q.text);
   const gid = q.body.generations[0].id;
