@@ -43,6 +43,16 @@ export interface Config {
   analysisConcurrency: number;
   /** pg-boss heartbeat: a job whose worker stops heartbeating for this long is retried elsewhere. */
   jobHeartbeatSeconds: number;
+  /**
+   * How long an idle worker slot waits between looks at its queue when no notification woke it:
+   * the longest a job waits past its due time (a retry's backoff, a job released by a lost worker).
+   */
+  jobPollSeconds: number;
+  /**
+   * pg-boss supervision and monitoring pass: expires jobs past their deadline, fails stopped
+   * heartbeats, and counts the queues (job_queue_depth is at most this old, plus half of it cached).
+   */
+  jobSuperviseSeconds: number;
   provider: ProviderConfig;
   /**
    * IP addresses the guarded outbound client may reach although they are private or
@@ -419,6 +429,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     generationRetryLimit: int(env, 'GENERATION_RETRY_LIMIT', 2, 0, 10),
     ...jobConcurrency(env),
     jobHeartbeatSeconds: int(env, 'JOB_HEARTBEAT_SECONDS', 30, 10, 3600),
+    jobPollSeconds: int(env, 'JOB_POLL_SECONDS', 5, 1, 600),
+    jobSuperviseSeconds: int(env, 'JOB_SUPERVISE_SECONDS', 10, 1, 600),
     provider: providerConfig(env),
     outboundAllowIps: (env.OUTBOUND_ALLOW_IPS ?? '')
       .split(',')

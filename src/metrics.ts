@@ -39,7 +39,7 @@ export const mcpToolCalls = new Counter({
 /** Jobs waiting (queued: created or waiting for a retry) and running (active), by queue; read from pg-boss at scrape time. */
 export const queueDepth = new Gauge({
   name: 'job_queue_depth',
-  help: "Jobs of each pg-boss queue by state: queued (waiting, retries included) or active (running), as of pg-boss's latest count (every 10 s)",
+  help: "Jobs of each pg-boss queue by state: queued (waiting, retries included) or active (running), as of pg-boss's latest count (every JOB_SUPERVISE_SECONDS, 10 s by default)",
   labelNames: ['queue', 'state'] as const,
   registers: [registry],
 });

@@ -4,9 +4,9 @@
 // Protected by a bearer token: without METRICS_TOKEN the route does not exist (404 like any
 // unknown path); with it, a scrape must send `Authorization: Bearer <METRICS_TOKEN>`, anything
 // else is 401 in the envelope. Queue depth is read from pg-boss's queue table (the counts its
-// monitor keeps, one small query) at most once per QUEUE_DEPTH_CACHE_MS, and a scrape waits at
-// most QUEUE_DEPTH_WAIT_MS for it: scraping never loads the database, and a database outage
-// leaves the last values in place rather than failing the scrape.
+// monitor keeps every JOB_SUPERVISE_SECONDS, one small query) at most once per half of that
+// interval, and a scrape waits at most QUEUE_DEPTH_WAIT_MS for it: scraping never loads the
+// database, and a database outage leaves the last values in place rather than failing the scrape.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
@@ -14,8 +14,8 @@ import { ApiError } from '../errors.ts';
 import { collectProcessMetrics, httpRequestDuration, queueDepth, registry } from '../metrics.ts';
 
 export const METRICS_PATH = '/metrics';
-/** Queue counts are reused for this long. */
-export const QUEUE_DEPTH_CACHE_MS = 5000;
+/** Queue counts are reused for half of pg-boss's counting interval (5 s by default). */
+const queueDepthCacheMs = (ctx: AppContext) => (ctx.config.jobSuperviseSeconds * 1000) / 2;
 /** Longest a scrape waits for fresh queue counts before it answers with the previous ones. */
 export const QUEUE_DEPTH_WAIT_MS = 1000;
 
@@ -31,6 +31,7 @@ function operationOf(req: FastifyRequest): string {
 }
 
 function queueDepthReader(ctx: AppContext) {
+  const cacheMs = queueDepthCacheMs(ctx);
   let readAt = 0;
   let reading: Promise<void> | undefined;
   const read = async () => {
@@ -41,7 +42,7 @@ function queueDepthReader(ctx: AppContext) {
     }
   };
   return async () => {
-    if (!reading && Date.now() - readAt >= QUEUE_DEPTH_CACHE_MS) {
+    if (!reading && Date.now() - readAt >= cacheMs) {
       readAt = Date.now();
       reading = read()
         .catch((err: unknown) => ctx.log.warn({ err: { message: (err as Error)?.message } }, 'metrics: queue depth could not be read; the previous values stand'))

@@ -16,8 +16,9 @@ export async function startBoss(url: string, config: Config, log: Logger, opts: 
     // Idle workers are woken by NOTIFY the moment a job commits (polling stays as the backstop;
     // a busy worker takes the next job as it finishes one, see define-job.ts).
     useListenNotify: opts.supervise,
-    monitorIntervalSeconds: 10,
-    superviseIntervalSeconds: 10,
+    // One pass of both (pg-boss runs them together, as far apart as the longer): JOB_SUPERVISE_SECONDS.
+    monitorIntervalSeconds: config.jobSuperviseSeconds,
+    superviseIntervalSeconds: config.jobSuperviseSeconds,
   });
   boss.on('error', (err) => log.error({ err }, 'pg-boss error'));
   await boss.start();

@@ -102,14 +102,20 @@ export interface JobDefinition<Data extends object = object> {
 export type AnyJob = JobDefinition<any>;
 
 /**
- * How long an idle slot waits between looks at its queue. New jobs wake it at once (NOTIFY);
- * this backstop finds what no notification announced: retries becoming due, jobs released by a
- * lost worker, jobs sent while the listener reconnected.
+ * How long an idle slot waits between looks at its queue: JOB_POLL_SECONDS. New jobs wake it at
+ * once (NOTIFY); this backstop finds what no notification announced: retries becoming due, jobs
+ * released by a lost worker, jobs sent while the listener reconnected. When LISTEN/NOTIFY is
+ * unavailable, at most POLL_SECONDS.
  */
-const BACKSTOP_POLL_SECONDS = 5;
-/** The same when LISTEN/NOTIFY is unavailable. */
 const POLL_SECONDS = 2;
-const WORK_OPTIONS = { batchSize: 1, includeMetadata: true, pollingIntervalSeconds: POLL_SECONDS, notifyPollingIntervalSeconds: BACKSTOP_POLL_SECONDS } as const;
+const workOptions = (config: Config) =>
+  ({
+    batchSize: 1,
+    includeMetadata: true,
+    pollingIntervalSeconds: Math.min(POLL_SECONDS, config.jobPollSeconds),
+    notifyPollingIntervalSeconds: config.jobPollSeconds,
+  }) as const;
+type WorkOptions = ReturnType<typeof workOptions>;
 
 function defaultDescribe(err: unknown): { detail: FailureDetail; retry: boolean } {
   if (err instanceof JobFailure) return { detail: err.detail, retry: err.retry };
@@ -213,9 +219,10 @@ export function defineJob<Data extends object>(decl: JobDeclaration<Data>): JobD
       // slot that finished a job wakes itself: it fetches again at once, and only an empty fetch
       // sends it back to waiting (no polling of an empty queue faster than the backstop).
       const slots = fromConfig(decl.concurrency, ctx.config);
+      const options = workOptions(ctx.config);
       for (let i = 0; i < slots; i++) {
         let slot: string | undefined;
-        slot = await boss.work<Data, unknown, typeof WORK_OPTIONS>(decl.name, WORK_OPTIONS, async ([job]) => {
+        slot = await boss.work<Data, unknown, WorkOptions>(decl.name, options, async ([job]) => {
           try {
             await handle(ctx, job);
           } finally {
@@ -225,7 +232,7 @@ export function defineJob<Data extends object>(decl: JobDeclaration<Data>): JobD
         });
       }
       if (dead) {
-        await boss.work<Data, unknown, typeof WORK_OPTIONS>(dead, WORK_OPTIONS, async ([job]) => {
+        await boss.work<Data, unknown, WorkOptions>(dead, options, async ([job]) => {
           ctx.log.warn({ queue: decl.name, job: job.sourceId ?? job.id }, `${decl.name} job dead-lettered; failing its resource`);
           const attempts = job.sourceRetryCount == null ? {} : { attempts: job.sourceRetryCount + 1 };
           await decl.onTerminalFailure!(ctx, job.data, { code: 'worker_lost', message: lostMessage, retryable: true, context: attempts });

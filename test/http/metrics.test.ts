@@ -20,7 +20,12 @@ await new Promise<void>((r) => fixtures.listen(0, '127.0.0.1', r));
 t.teardown(() => fixtures.close());
 const missingImage = `http://127.0.0.1:${(fixtures.address() as { port: number }).port}/missing.png`;
 
-const app = await startTestApp(t, { METRICS_TOKEN: TOKEN, OUTBOUND_ALLOW_IPS: '127.0.0.1', RATE_LIMIT_GENERATIONS: '1000' }, { workers: true });
+// JOB_SUPERVISE_SECONDS=1: pg-boss counts the queues every second (10 s by default), for the queue depth case.
+// And an app without METRICS_TOKEN, started alongside.
+const [app, bare] = await Promise.all([
+  startTestApp(t, { METRICS_TOKEN: TOKEN, OUTBOUND_ALLOW_IPS: '127.0.0.1', RATE_LIMIT_GENERATIONS: '1000', JOB_SUPERVISE_SECONDS: '1' }, { workers: true }),
+  startTestApp(t),
+]);
 
 // --------------------------------------------------------------------------- exposition parsing
 
@@ -114,7 +119,6 @@ t.test('unauthenticated scrapes are refused; without METRICS_TOKEN there is no /
   t.equal(post.status, 405);
   t.equal(post.headers.get('allow'), 'GET, HEAD');
 
-  const bare = await startTestApp(t);
   const res = await bare.request('GET', '/metrics', { unchecked: true, headers: { authorization: `Bearer ${TOKEN}` } });
   t.equal(res.status, 404, 'no token configured: no route');
   t.equal(res.body.error.code, 'not_found');
@@ -227,7 +231,7 @@ t.test('queue depth by queue: a job waiting while the workers are off reads as q
   t.teardown(restart);
   const res = await app.request('POST', '/api/v1/generations', { key: ws.key, body: { type: 'static_ad', template_slug: 'bold-sale-banner' } });
   t.equal(res.status, 200);
-  // pg-boss counts its queues every 10 s; this process reuses a count for 5 s.
+  // pg-boss counts its queues every JOB_SUPERVISE_SECONDS; this process reuses a count for half of that.
   await waitFor('the waiting job to be counted', async () => ((await depth('queued')) === 1 ? true : undefined), 60_000);
   t.pass('one job queued');
   await restart();

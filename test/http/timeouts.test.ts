@@ -3,21 +3,26 @@
 // overall cap. Each connection is closed by the server within its limit (plus Node's 1 s check
 // interval and a generous margin), with 408 request_timeout in the envelope when nothing was
 // answered yet, while other clients are served. With the default limits, a fast large upload and
-// a normal JSON request go through.
+// a normal JSON request go through. The cases use separate connections and run concurrently:
+// each one waits out a limit, and none changes what another sees.
 import net from 'node:net';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
-const LIMIT_S = 2;
+const LIMIT_S = 1;
+/** The overall cap: well past the other limits (and a crawling upload's cut), so it is clearly the one that acts. */
+const CAP_S = 4;
 const app = await startTestApp(t, {
   HEADERS_TIMEOUT_SECONDS: String(LIMIT_S),
   BODY_TIMEOUT_SECONDS: String(LIMIT_S),
   UPLOAD_IDLE_TIMEOUT_SECONDS: String(LIMIT_S),
   UPLOAD_MIN_BYTES_PER_SECOND: '1000',
-  REQUEST_TIMEOUT_SECONDS: '8',
+  REQUEST_TIMEOUT_SECONDS: String(CAP_S),
 });
 const ws = await app.workspace({ scopes: ['generations:read', 'generations:write'] });
+// Every case below at once (each on connections of its own).
+t.jobs = 8;
 
 interface Slow {
   /** Everything the server sent, and when (ms after connecting) it closed the connection. */
@@ -106,7 +111,7 @@ const multipartHead = (length: number, key: string) =>
   `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n\x89PNG`;
 
 t.test('headers trickled a byte at a time: cut at HEADERS_TIMEOUT_SECONDS with 408', async (t) => {
-  const slow = slowClient(app, 'GET /api/v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ', 'a', 200);
+  const slow = slowClient(app, 'GET /api/v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ', 'a', 100);
   await servedMeanwhile(t);
   timedOut(t, await slow.done, BOUND_MS, 'slow headers');
   t.ok(slow.sent() >= 5, 'the client kept sending');
@@ -141,9 +146,9 @@ t.test('a multipart upload that crawls below UPLOAD_MIN_BYTES_PER_SECOND: cut on
 t.test('an upload at a decent rate is cut by REQUEST_TIMEOUT_SECONDS, the overall cap', async (t) => {
   const slow = slowClient(app, multipartHead(10_000_000, ws.key), 'z'.repeat(400), 100); // 4000 B/s
   const r = await slow.done;
-  t.ok(r.closedMs > 8000 - 200, `lived past the body and idle limits (${Math.round(r.closedMs)} ms)`);
-  t.ok(r.closedMs < 8000 + 1000 + 3000, `closed by the cap (${Math.round(r.closedMs)} ms)`);
-  t.ok(slow.sent() > 20_000, 'the client kept sending above the minimum rate');
+  t.ok(r.closedMs > CAP_S * 1000 - 200, `lived past the body and idle limits (${Math.round(r.closedMs)} ms)`);
+  t.ok(r.closedMs < CAP_S * 1000 + 1000 + 3000, `closed by the cap (${Math.round(r.closedMs)} ms)`);
+  t.ok(slow.sent() > 2 * 1000 * CAP_S, 'the client kept sending above the minimum rate');
   const res = parseResponse(r.text);
   t.equal(res.status, 408);
   t.match(res.body, { error: { code: 'request_timeout', retryable: false } });

@@ -67,8 +67,16 @@ t.teardown(() => receiver.close());
 const port = (receiver.address() as { port: number }).port;
 const base = `https://127.0.0.1:${port}`;
 
-const RETRY_DELAY = 2;
-const app = await startTestApp(t, { OUTBOUND_ALLOW_IPS: '127.0.0.1', WEBHOOK_RETRY_DELAY_SECONDS: String(RETRY_DELAY), WEBHOOK_RETRY_LIMIT: '2' }, { workers: true });
+// The shortest backoff, and idle workers that look for due retries every second (rather than 5 s).
+const RETRY_DELAY = 1;
+const app = await startTestApp(
+  t,
+  { OUTBOUND_ALLOW_IPS: '127.0.0.1', WEBHOOK_RETRY_DELAY_SECONDS: String(RETRY_DELAY), WEBHOOK_RETRY_LIMIT: '2', JOB_POLL_SECONDS: '1' },
+  { workers: true },
+);
+// The cases run at once: each has its own workspace and receiver paths, and mostly waits (renders,
+// retries' backoff).
+t.jobs = 12;
 const STATIC = findTemplate('bold-sale-banner')!;
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 90_000): Promise<T> {
@@ -212,9 +220,12 @@ t.test('a receiver answering 500 twice gets the same webhook-id three times, wit
   const ep = await endpoint(ws.key, 'flaky', ['generation.completed'], 2);
   await generate(ws.key);
   await waitFor('the first attempt', () => (at('flaky').length ? true : undefined));
+  // Read between attempts: once pg-boss has settled the failed one, the retry is scheduled (while
+  // an attempt runs, or before its failure is settled, there is no next attempt to show).
   const pending = await waitFor('the failed attempt to be recorded', async () => {
     const r = await app.request('GET', `/api/v1/webhook-endpoints/${ep.id}`, { key: ws.key });
-    return r.body.recent_deliveries[0]?.last_response_status === 500 ? r.body.recent_deliveries[0] : undefined;
+    const d = r.body.recent_deliveries[0];
+    return d?.last_response_status === 500 && d.next_attempt_at ? d : undefined;
   });
   t.equal(pending.status, 'pending', 'still pending after a 500');
   t.match(pending.last_error, /HTTP 500/);

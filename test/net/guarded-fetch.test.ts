@@ -51,6 +51,9 @@ async function refusal(p: Promise<unknown>): Promise<FetchRefused> {
   throw new Error('the fetch succeeded');
 }
 
+// The cases at once: each has its own server (and fetcher), and mostly waits out a deadline.
+t.jobs = 7;
+
 const waitUntil = async (ok: () => boolean, ms: number) => {
   const end = Date.now() + ms;
   while (!ok() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
@@ -60,6 +63,12 @@ const waitUntil = async (ok: () => boolean, ms: number) => {
 t.test('a dripping server cannot stretch a fetch past its deadline', async (t) => {
   const drip = await dripServer(t);
   const fetcher = createGuardedFetcher({ allowIps: ['127.0.0.1'], timeoutMs: 1500 });
+  // The redirect and the per-call deadline below run meanwhile, on a server of their own.
+  const other = await dripServer(t);
+  const viaRedirect = Date.now();
+  const redirected = refusal(fetcher.fetch(`${other.base}/redirect`)).then((e) => ({ e, took: Date.now() - viaRedirect }));
+  const short = Date.now();
+  const perCall = refusal(fetcher.fetch(`${other.base}/drip`, { timeoutMs: 600 })).then((e) => ({ e, took: Date.now() - short }));
   const started = Date.now();
   const err = await refusal(fetcher.fetch(`${drip.base}/drip`));
   const took = Date.now() - started;
@@ -72,15 +81,14 @@ t.test('a dripping server cannot stretch a fetch past its deadline', async (t) =
   t.ok(c.closed! - started < 2500, `closed ${c.closed! - started} ms after the start`);
 
   // The deadline covers every hop: a redirect to the drip is bounded the same way.
-  const viaRedirect = Date.now();
-  t.equal((await refusal(fetcher.fetch(`${drip.base}/redirect`))).reason, 'timeout');
-  t.ok(Date.now() - viaRedirect < 3000, 'redirect + drip bounded by one deadline');
+  const r = await redirected;
+  t.equal(r.e.reason, 'timeout');
+  t.ok(r.took < 3000, 'redirect + drip bounded by one deadline');
 
   // Per call: a shorter deadline wins over the fetcher's.
-  const short = Date.now();
-  const e2 = await refusal(fetcher.fetch(`${drip.base}/drip`, { timeoutMs: 600 }));
-  t.equal(e2.reason, 'timeout');
-  t.ok(Date.now() - short < 1400, `per-call deadline (${Date.now() - short} ms)`);
+  const p = await perCall;
+  t.equal(p.e.reason, 'timeout');
+  t.ok(p.took < 1400, `per-call deadline (${p.took} ms)`);
 
   // A healthy answer is unaffected and leaves no timer behind (the test would hang otherwise).
   const ok = await fetcher.fetch(`${drip.base}/ok`);

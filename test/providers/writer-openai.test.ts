@@ -228,13 +228,13 @@ t.test('5xx and an unreachable provider are retryable', async (t) => {
 });
 
 t.test('a timeout is retryable; the caller’s abort is its own', async (t) => {
-  reply = () => ({ content: JSON.stringify(SCRIPT), delayMs: 3000 });
+  reply = () => ({ content: JSON.stringify(SCRIPT), delayMs: 2000 });
   const started = performance.now();
   const e = await failure(writer({ timeoutMs: 1000 }).writeScript({ prompt: 'x', language: 'en', targetSeconds: 20, wordsPerSecond: 2.5 }));
   const took = performance.now() - started;
   t.equal(e.retryable, true);
   t.match(e.message, /did not answer within 1000 ms/);
-  t.ok(took >= 900 && took < 2800, `gave up after ${Math.round(took)} ms`);
+  t.ok(took >= 900 && took < 1900, `gave up after ${Math.round(took)} ms, before the answer came`);
 
   const controller = new AbortController();
   setTimeout(() => controller.abort(new Error('job canceled')), 200);

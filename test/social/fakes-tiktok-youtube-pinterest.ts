@@ -57,6 +57,8 @@ export async function fakeTikTok(t: Test) {
     /** Posts that reached PUBLISH_COMPLETE. */
     posts: [] as TikTokPublish[],
     inits: 0,
+    /** When each video init arrived (ms epoch). */
+    initAt: [] as number[],
     refreshes: 0,
     /** Answer the next N video inits with 429 rate_limit_exceeded. */
     rateLimitInits: 0,
@@ -125,6 +127,7 @@ export async function fakeTikTok(t: Test) {
     };
     if (r.path === '/v2/post/publish/video/init/') {
       state.inits++;
+      state.initAt.push(Date.now());
       if (state.rateLimitInits > 0) {
         state.rateLimitInits--;
         return err(429, 'rate_limit_exceeded', 'API rate limit was exceeded, please try again later.', { 'retry-after': '1' });

@@ -76,6 +76,8 @@ export async function fakeX(t: Test) {
     uploads: new Map<string, XUpload>(),
     tweets: [] as { id: string; text: string | undefined; mediaIds: string[] }[],
     tweetAttempts: 0,
+    /** When each POST /2/tweets arrived (ms epoch). */
+    tweetAt: [] as number[],
     refreshes: 0,
     /** Answer the next N tweet posts with 429 (x-rate-limit-reset one second ahead). */
     rateLimitTweets: 0,
@@ -158,6 +160,7 @@ export async function fakeX(t: Test) {
     }
     if (r.method === 'POST' && r.path === '/2/tweets') {
       state.tweetAttempts++;
+      state.tweetAt.push(Date.now());
       if (state.hangNextTweet) {
         state.hangNextTweet = false;
         return 'hang';
@@ -206,6 +209,8 @@ export async function fakeLinkedIn(t: Test) {
     videos: new Map<string, { owner: string; size: number; parts: { first: number; last: number; etag: string; done: boolean }[]; finalized: boolean; checks: number }>(),
     posts: [] as { urn: string; body: any }[],
     postAttempts: 0,
+    /** When each POST /rest/posts arrived (ms epoch). */
+    postAt: [] as number[],
     refreshes: 0,
     /** Answer the next N post creations with 429 and Retry-After: 1. */
     rateLimitPosts: 0,
@@ -287,6 +292,7 @@ export async function fakeLinkedIn(t: Test) {
     }
     if (r.method === 'POST' && r.path === '/rest/posts') {
       state.postAttempts++;
+      state.postAt.push(Date.now());
       if (state.rateLimitPosts > 0) {
         state.rateLimitPosts--;
         return { status: 429, headers: { 'retry-after': '1' }, body: { status: 429, message: 'Resource level throttle limit for calls to this resource is reached.' } };

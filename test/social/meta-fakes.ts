@@ -58,6 +58,8 @@ export async function fakeMeta(t: Test) {
     posts: new Map<string, { platform: 'instagram' | 'facebook' | 'threads'; owner: string; container?: string; fields: Record<string, string>; photos?: string[] }>(),
     photos: new Map<string, { page: string; published: boolean; bytes: number }>(),
     publishAttempts: 0,
+    /** Each publish attempt: the node it published on and when it arrived (ms epoch). */
+    publishAt: [] as { node: string; at: number }[],
     refreshes: 0,
     /** Answer the next N publish calls (media_publish, threads_publish, /feed, /videos) with a rate-limit error. */
     rateLimitPublishes: 0,
@@ -175,6 +177,7 @@ export async function fakeMeta(t: Test) {
     };
     const publishGate = (): Res | 'hang' | undefined => {
       state.publishAttempts++;
+      state.publishAt.push({ node, at: Date.now() });
       if (state.rateLimitPublishes > 0) {
         state.rateLimitPublishes--;
         return RATE_LIMITED(threadsHost ? 613 : state.pages.has(node) ? 32 : 4);

@@ -37,7 +37,7 @@ await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
 t.teardown(() => new Promise<void>((r) => host.close(() => r())));
 const mediaHost = `https://127.0.0.1:${(host.address() as { port: number }).port}`;
 
-const env = { OUTBOUND_ALLOW_IPS: '127.0.0.1', SOCIAL_API_BASE_X: X.url, SOCIAL_API_BASE_LINKEDIN: LI.url, SOCIAL_LINKEDIN_CLIENT_ID: 'li-client', SOCIAL_LINKEDIN_CLIENT_SECRET: 'li-secret', SOCIAL_X_CLIENT_ID: 'x-client' };
+const env = { OUTBOUND_ALLOW_IPS: '127.0.0.1', SOCIAL_API_BASE_X: X.url, SOCIAL_API_BASE_LINKEDIN: LI.url, SOCIAL_LINKEDIN_CLIENT_ID: 'li-client', SOCIAL_LINKEDIN_CLIENT_SECRET: 'li-secret', SOCIAL_X_CLIENT_ID: 'x-client', JOB_POLL_SECONDS: '1' };
 const app = await startMcpApp(t, env, { workers: true });
 
 /** A stored media row (the bytes are what the adapters upload; the facts are what validation reads). */
@@ -139,11 +139,14 @@ t.test('429 with the platform’s retry hint, then success: one post each', asyn
   const attemptsBefore = X.state.tweetAttempts;
   const postsBefore = LI.state.posts.length;
   const liAttemptsBefore = LI.state.postAttempts;
-  const t0 = Date.now();
   const started = await call(writer, 'publish_media_to_social', { account_ids: [xAcc, liAcc], media_id: image, caption: 'hello' });
   const done = await settled(writer, started.body.id);
   t.equal(done.status, 'published', JSON.stringify(done));
-  t.ok(Date.now() - t0 >= 1000, 'waited for the retry hint');
+  // The platforms' own clocks: each retry came at least the hinted second after the 429.
+  const [x429, xOk] = X.state.tweetAt.slice(attemptsBefore);
+  const [li429, liOk] = LI.state.postAt.slice(liAttemptsBefore);
+  t.ok(xOk - x429 >= 1000, `X saw the retry ${xOk - x429} ms after its 429 (x-rate-limit-reset)`);
+  t.ok(liOk - li429 >= 1000, `LinkedIn saw the retry ${liOk - li429} ms after its 429 (Retry-After: 1)`);
   t.equal(X.state.tweetAttempts - attemptsBefore, 2, 'X: refused once, then posted');
   t.equal(X.state.tweets.length - tweetsBefore, 1, 'X: one tweet');
   t.equal(LI.state.postAttempts - liAttemptsBefore, 2, 'LinkedIn: refused once, then posted');
@@ -301,30 +304,33 @@ t.test('a caption without media is a text post: a tweet without media, a LinkedI
 });
 
 t.test('a crash between upload and post resumes from the stored upload id: one upload, one post', async (t) => {
-  // A node without workers: the test runs the job's deliveries itself, the first one cut while
-  // its POST /2/tweets hangs (as a killed worker's would be), the second one a fresh delivery.
-  const b = await startMcpApp(t, env, { workers: false });
-  const bws = await b.workspace({ scopes: ['social:write'] });
-  const c = await connect(b, bws.key);
+  // This node's workers stop taking publish jobs: the test runs the job's deliveries itself, the
+  // first one cut while its POST /2/tweets hangs (as a killed worker's would be), the second one a
+  // fresh delivery. (Its queued job, taken once the workers are back, finds the target published.)
+  const boss = app.service.boss!;
+  await boss.offWork(socialPublishJob.name, { wait: true });
+  t.teardown(() => socialPublishJob.start(boss, app.service.ctx));
+  const bws = await app.workspace({ scopes: ['social:write'] });
+  const c = await connect(app, bws.key);
   t.teardown(() => c.close());
   const tok = X.grant();
-  const xAcc = await account(b, bws.orgId, 'x', { access: tok.access, refresh: tok.refresh, handle: 'crash' });
-  const video = await storedMedia(b, bws.orgId, { kind: 'video', contentType: 'video/mp4', bytes: 6 * MiB, duration: 20, width: 1080, height: 1920 });
+  const xAcc = await account(app, bws.orgId, 'x', { access: tok.access, refresh: tok.refresh, handle: 'crash' });
+  const video = await storedMedia(app, bws.orgId, { kind: 'video', contentType: 'video/mp4', bytes: 6 * MiB, duration: 20, width: 1080, height: 1920 });
   const started = await call(c, 'publish_media_to_social', { account_ids: [xAcc], media_id: video, caption: 'exactly once' });
   t.notOk(started.isError, JSON.stringify(started.body));
-  const [{ id: targetId }] = await b.service.ctx.sql<{ id: string }[]>`select id from social_publication_targets where publication_id = ${started.body.id}`;
+  const [{ id: targetId }] = await app.service.ctx.sql<{ id: string }[]>`select id from social_publication_targets where publication_id = ${started.body.id}`;
   const uploadsBefore = X.state.uploads.size;
   const tweetsBefore = X.state.tweetAttempts;
   X.state.hangNextTweet = true;
   const crash = new AbortController();
   const delivery = (signal: AbortSignal) =>
-    socialPublishJob.handle(b.service.ctx, { id: randomUUID(), data: { targetId, $version: 1 }, retryCount: 0, retryLimit: 5, signal } as never);
+    socialPublishJob.handle(app.service.ctx, { id: randomUUID(), data: { targetId, $version: 1 }, retryCount: 0, retryLimit: 5, signal } as never);
   const first = delivery(crash.signal);
   for (let i = 0; i < 400 && X.state.tweetAttempts === tweetsBefore; i++) await new Promise((r) => setTimeout(r, 50));
   t.equal(X.state.tweetAttempts, tweetsBefore + 1, 'the first delivery reached POST /2/tweets');
   crash.abort(new Error('worker killed'));
   await first.catch(() => {});
-  const [mid] = await b.service.ctx.sql<{ status: string; state: any }[]>`select status, state from social_publication_targets where id = ${targetId}`;
+  const [mid] = await app.service.ctx.sql<{ status: string; state: any }[]>`select status, state from social_publication_targets where id = ${targetId}`;
   t.equal(mid.status, 'publishing');
   t.match(mid.state, { media: [{ id: /^\d+$/, next_segment: 2, finalized: true, ready: true }] }, 'the upload id and its progress were stored');
 
