@@ -77,7 +77,7 @@ if (signature !== tapConfig.pluginSignature) {
 const tapArgs = process.argv.slice(2);
 if (!tapArgs.some((a) => a.endsWith('.ts') || fs.existsSync(a))) {
   const files = fs.globSync('test/**/*.test.ts').filter((f) => f.startsWith('test/faults/') === faults);
-  tapArgs.push(...files.sort());
+  tapArgs.push(...longestFirst(files));
 }
 const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...tapArgs], {
   stdio: ['inherit', 'pipe', 'inherit'],
@@ -94,9 +94,19 @@ const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/r
 });
 // Pass tap's report through, remembering its closing summary `# { total: N, pass: N, fail: N, … }`.
 let tail = '';
+let line = '';
+const took = new Map<string, number>();
 child.stdout.on('data', (chunk: Buffer) => {
   process.stdout.write(chunk);
-  tail = (tail + chunk.toString()).slice(-4096);
+  const text = chunk.toString();
+  tail = (tail + text).slice(-4096);
+  // Each file's time, from its result line `ok 12 - test/x.test.ts # time=1234.5ms`.
+  const lines = (line + text).split('\n');
+  line = lines.pop()!;
+  for (const l of lines) {
+    const m = /^(?:not )?ok \d+ - (test\/\S+\.test\.ts) # time=([\d.]+)ms/.exec(l);
+    if (m) took.set(m[1], Number(m[2]));
+  }
 });
 const code: number = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
 const summary = /# \{ total: (\d+)(?:, pass: (\d+))?(?:, fail: (\d+))?(?:, skip: (\d+))?/.exec(tail);
@@ -106,6 +116,8 @@ if (summary) {
   process.stdout.write(`\ntests: ${pass} passed, ${failed} failed${skip ? `, ${skip} skipped` : ''}\n`);
 }
 
+saveDurations(took);
+
 const cleanup = postgres(adminUrl, { max: 1, onnotice: () => {} });
 const leftovers = await cleanup`select datname from pg_database where datname like 'test_%'`;
 for (const { datname } of leftovers) await cleanup.unsafe(`drop database if exists "${datname}" with (force)`);
@@ -113,3 +125,35 @@ await cleanup.end();
 await stop();
 if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 process.exit(code);
+
+// Files start longest first, so that the last ones to finish are short and the jobs end together:
+// by the time each took in earlier runs on this checkout (kept beside Node's compile cache), else
+// by size, which follows it roughly. Files new since then start first.
+function durationsFile(): string {
+  return path.resolve('node_modules/.cache/test-durations.json');
+}
+
+function longestFirst(files: string[]): string[] {
+  let known: Record<string, number> = {};
+  try {
+    known = JSON.parse(fs.readFileSync(durationsFile(), 'utf8')) as Record<string, number>;
+  } catch {
+    // none yet
+  }
+  const cost = (f: string) => known[f] ?? (Object.keys(known).length ? Infinity : fs.statSync(f).size);
+  return [...files].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b));
+}
+
+function saveDurations(took: Map<string, number>): void {
+  if (!took.size) return;
+  let known: Record<string, number> = {};
+  try {
+    known = JSON.parse(fs.readFileSync(durationsFile(), 'utf8')) as Record<string, number>;
+  } catch {
+    // none yet
+  }
+  for (const [f, ms] of took) known[f] = Math.round(ms);
+  for (const f of Object.keys(known)) if (!fs.existsSync(f)) delete known[f];
+  fs.mkdirSync(path.dirname(durationsFile()), { recursive: true });
+  fs.writeFileSync(durationsFile(), `${JSON.stringify(known, null, 1)}\n`);
+}

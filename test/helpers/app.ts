@@ -12,7 +12,7 @@ import { createApiKey } from '../../src/services/workspaces/api-keys.ts';
 import { createOrganization, type Plan } from '../../src/services/workspaces/organizations.ts';
 import { checkResponse } from './contract.ts';
 import { createTestDatabase } from './db.ts';
-import { startS3, type TestS3 } from './s3.ts';
+import type { TestS3 } from './s3.ts';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -76,7 +76,8 @@ export async function startTestApp(t: Test, env: Record<string, string> = {}, op
   let s3: TestS3 | undefined;
   if (process.env.TEST_STORAGE === 's3' && env.STORAGE === undefined) {
     let started = s3ByDatabase.get(databaseUrl);
-    if (!started) s3ByDatabase.set(databaseUrl, (started = startS3(t)));
+    // Loaded only here: s3rver and the AWS SDK are some 300 modules other test files need not load.
+    if (!started) s3ByDatabase.set(databaseUrl, (started = import('./s3.ts').then(({ startS3 }) => startS3(t))));
     s3 = await started;
   }
   const config = loadConfig({
