@@ -140,8 +140,9 @@ function longestFirst(files: string[]): string[] {
   } catch {
     // none yet
   }
-  const cost = (f: string) => known[f] ?? (Object.keys(known).length ? Infinity : fs.statSync(f).size);
-  return [...files].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b));
+  const unknown = files.filter((f) => known[f] === undefined).sort((a, b) => fs.statSync(b).size - fs.statSync(a).size || a.localeCompare(b));
+  const timed = files.filter((f) => known[f] !== undefined).sort((a, b) => known[b] - known[a] || a.localeCompare(b));
+  return [...unknown, ...timed];
 }
 
 function saveDurations(took: Map<string, number>): void {
