@@ -15,15 +15,22 @@ const root = path.resolve(import.meta.dirname, '../..');
 const releasedFile = path.join(root, 'spec/released/openapi-1.0.0.json');
 const released = JSON.parse(fs.readFileSync(releasedFile, 'utf8'));
 
-/** The released contract with `edit` applied. */
-function edited(edit: (spec: any) => void, base: any = released): any {
-  const spec = structuredClone(base);
+// The cases below edit the released contract and compare it with itself. The diff looks at each
+// operation with every schema it reaches, so comparing all of them for every case was most of this
+// file's time; the cases compare the operations they are about (all of the released contract's
+// components kept), and the whole contract goes through the gate in the first and last tests.
+const CASE_PATHS = ['/assets', '/generations', '/generations/{id}', '/editor/videos', '/editor/media', '/slideshows'];
+const base = { ...released, paths: Object.fromEntries(CASE_PATHS.map((p) => [p, released.paths[p]])) };
+
+/** The released contract (its case operations) with `edit` applied. */
+function edited(edit: (spec: any) => void, from: any = base): any {
+  const spec = structuredClone(from);
   edit(spec);
   return spec;
 }
 
 /** The gate's result for `after` against `before`, with its message for the test's diagnostics. */
-function gate(after: any, before: any = released): GateResult & { message: string } {
+function gate(after: any, before: any = base): GateResult & { message: string } {
   const r = contractDiff(before, after);
   return { ...r, message: formatResult(r) };
 }
@@ -153,7 +160,7 @@ t.test('additive changes pass', async (t) => {
 });
 
 t.test('a removed 501 not_implemented response is a capability landing, not a break', async (t) => {
-  const with501 = Object.entries<any>(released.paths).flatMap(([p, item]) => Object.entries<any>(item).filter(([, op]) => op?.responses?.['501']).map(([m]) => `${m.toUpperCase()} ${p}`));
+  const with501 = Object.entries<any>(base.paths).flatMap(([p, item]) => Object.entries<any>(item).filter(([, op]) => op?.responses?.['501']).map(([m]) => `${m.toUpperCase()} ${p}`));
   t.ok(with501.length > 0, `the released contract declares 501 on ${with501.join(', ')}`);
   const r = gate(edited((s) => {
     for (const item of Object.values<any>(s.paths)) for (const op of Object.values<any>(item)) delete op?.responses?.['501'];
@@ -175,7 +182,7 @@ t.test('a removed 501 not_implemented response is a capability landing, not a br
   t.equal(removedPending.ok, false, `removing a pending operation is still a break:\n${removedPending.message}`);
 
   // Any other 501 (not the not_implemented envelope) is still a removed status.
-  const removedOther = gate(released, edited((s) => (s.paths['/assets'].get.responses['501'] = { description: 'Gateway says no.' })));
+  const removedOther = gate(base, edited((s) => (s.paths['/assets'].get.responses['501'] = { description: 'Gateway says no.' })));
   t.equal(removedOther.ok, false, `removing a 501 that is not not_implemented is breaking:\n${removedOther.message}`);
 });
 
@@ -197,7 +204,7 @@ t.test('npm run contract:diff exits 1 on a break and names it', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'contract-diff-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'openapi.json');
-  fs.writeFileSync(file, JSON.stringify(edited((s) => delete s.paths['/generations/{id}'].get.responses['404'])));
+  fs.writeFileSync(file, JSON.stringify(edited((s) => delete s.paths['/generations/{id}'].get.responses['404'], released)));
   const r = await run(process.execPath, ['scripts/contract-diff.ts', '--spec', file], { cwd: root }).catch((e) => e);
   t.equal(r.code, 1, r.stdout);
   t.match(r.stdout, /breaking +GET \/generations\/\{id\}: \[Removed\] Response 404 \(at paths\.\/generations\/\{id\}\.get\.responses\.404\)/);
