@@ -15,6 +15,7 @@
 // and from spec/catalog-data.schema.yaml (the JSON Schema of the catalog data files):
 //   catalog-validators.cjs  AJV standalone validators for spec/catalog.yaml, voices.yaml, avatars.yaml
 //   catalog-data.d.ts       the types of those documents
+//   catalog-data.json       those documents, as the service reads them
 // and from the bundled contract, with @hey-api/openapi-ts (scripts/lib/sdk.ts):
 //   ../sdk/src/             the TypeScript SDK (types, one function per operation, the bundled fetch client)
 // Generation fails when a catalog data file breaks the schema or the cross-checks of
@@ -54,6 +55,9 @@ try {
   const docs = Object.fromEntries(Object.entries(CATALOG_FILES).map(([key, f]) => [key, { ...f, data: read(f.file) }]));
   const schema = read('spec/catalog-data.schema.yaml');
   Object.assign(files, await buildCatalogArtifacts(schema, Object.values(docs), (msg) => process.stderr.write(`generate: ${msg}\n`)));
+  // The documents as JSON, which the service reads at start-up (parsing the YAML cost every process
+  // about 0.2 s of CPU).
+  files['catalog-data.json'] = `${JSON.stringify(Object.fromEntries(Object.entries(docs).map(([key, d]) => [key, d.data])))}\n`;
   const problems = crossCheckProblems({
     catalog: docs.catalog.data,
     voices: docs.voices.data.voices,

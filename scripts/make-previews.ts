@@ -945,7 +945,7 @@ function removeEmptyDirs(dir: string, root: string): void {
 
 function main(): void {
   const root = fileURLToPath(PREVIEWS_DIR_URL);
-  const sources = readCatalogSources({ checkPreviews: false });
+  const sources = readCatalogSources({ checkPreviews: false, fromYaml: true });
   const refs = referencedPreviews(sources);
   const byPath = new Map<string, PreviewRef>();
   for (const ref of refs) {
