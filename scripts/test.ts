@@ -30,6 +30,25 @@ if (!adminUrl) {
   say(`PostgreSQL ready in ${Date.now() - started} ms`);
 }
 
+// Ctrl-C or SIGTERM: tap's run is ended (it stops its test processes) and the cleanup below runs as
+// after a finished run; before tap started, the cluster is stopped and its folder removed at once.
+// Either way no PostgreSQL is left running and no temporary folder left behind.
+let interrupted: NodeJS.Signals | undefined;
+let tapProcess: ReturnType<typeof spawn> | undefined;
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    if (interrupted) return;
+    interrupted = sig;
+    say(`${sig}: stopping …`);
+    if (tapProcess) tapProcess.kill(sig);
+    else
+      void stop().finally(() => {
+        if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+        process.exit(sig === 'SIGINT' ? 130 : 143);
+      });
+  });
+}
+
 const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
 if (tmp) {
   // The suite's own throwaway cluster: no fsync and no full-page images. A crash of the machine would
@@ -79,7 +98,7 @@ if (!tapArgs.some((a) => a.endsWith('.ts') || fs.existsSync(a))) {
   const files = fs.globSync('test/**/*.test.ts').filter((f) => f.startsWith('test/faults/') === faults);
   tapArgs.push(...longestFirst(files));
 }
-const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...tapArgs], {
+const child = (tapProcess = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...tapArgs], {
   stdio: ['inherit', 'pipe', 'inherit'],
   // Node's compile cache (V8 code and stripped TypeScript) shared by every test file and every process
   // a test starts: each of them loads about 1,500 modules, and compiling them again and again was a
@@ -91,7 +110,7 @@ const child = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/r
     TEST_PG_ADMIN_URL: adminUrl,
     TEST_TEMPLATE_DB: TEMPLATE,
   },
-});
+}));
 // Pass tap's report through, remembering its closing summary `# { total: N, pass: N, fail: N, … }`.
 let tail = '';
 let line = '';
@@ -113,7 +132,7 @@ const summary = /# \{ total: (\d+)(?:, pass: (\d+))?(?:, fail: (\d+))?(?:, skip:
 if (summary) {
   const [, , pass = '0', fail = '0', skip] = summary;
   const failed = Number(fail) || (code !== 0 ? 1 : 0);
-  process.stdout.write(`\ntests: ${pass} passed, ${failed} failed${skip ? `, ${skip} skipped` : ''}\n`);
+  process.stdout.write(`\ntests: ${pass} passed, ${failed} failed${skip ? `, ${skip} skipped` : ''}${interrupted ? ` (interrupted by ${interrupted})` : ''}\n`);
 }
 
 saveDurations(took);
@@ -124,7 +143,7 @@ for (const { datname } of leftovers) await cleanup.unsafe(`drop database if exis
 await cleanup.end();
 await stop();
 if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-process.exit(code);
+process.exit(interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : code);
 
 // Files start longest first, so that the last ones to finish are short and the jobs end together:
 // by the time each took in earlier runs on this checkout (kept beside Node's compile cache), else
