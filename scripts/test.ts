@@ -97,6 +97,9 @@ const tapArgs = process.argv.slice(2);
 if (!tapArgs.some((a) => a.endsWith('.ts') || fs.existsSync(a))) {
   const files = fs.globSync('test/**/*.test.ts').filter((f) => f.startsWith('test/faults/') === faults);
   tapArgs.push(...longestFirst(files));
+  // Three files at a time keep both cores busy while some wait on timers and child processes; the
+  // fault suite, which measures recovery times and latencies, runs two.
+  if (faults && !tapArgs.some((a) => a.startsWith('--jobs') || a === '-j')) tapArgs.unshift('--jobs=2');
 }
 const child = (tapProcess = spawn(process.execPath, [path.resolve('node_modules/tap/dist/esm/run.mjs'), ...tapArgs], {
   stdio: ['inherit', 'pipe', 'inherit'],
