@@ -155,13 +155,17 @@ function durationsFile(): string {
   return path.resolve('node_modules/.cache/test-durations.json');
 }
 
-function longestFirst(files: string[]): string[] {
-  let known: Record<string, number> = {};
+/** Each file's time in ms from earlier runs ({} before the first). */
+function readDurations(): Record<string, number> {
   try {
-    known = JSON.parse(fs.readFileSync(durationsFile(), 'utf8')) as Record<string, number>;
+    return JSON.parse(fs.readFileSync(durationsFile(), 'utf8')) as Record<string, number>;
   } catch {
-    // none yet
+    return {};
   }
+}
+
+function longestFirst(files: string[]): string[] {
+  const known = readDurations();
   const unknown = files.filter((f) => known[f] === undefined).sort((a, b) => fs.statSync(b).size - fs.statSync(a).size || a.localeCompare(b));
   const timed = files.filter((f) => known[f] !== undefined).sort((a, b) => known[b] - known[a] || a.localeCompare(b));
   return [...unknown, ...timed];
@@ -169,12 +173,7 @@ function longestFirst(files: string[]): string[] {
 
 function saveDurations(took: Map<string, number>): void {
   if (!took.size) return;
-  let known: Record<string, number> = {};
-  try {
-    known = JSON.parse(fs.readFileSync(durationsFile(), 'utf8')) as Record<string, number>;
-  } catch {
-    // none yet
-  }
+  const known = readDurations();
   for (const [f, ms] of took) known[f] = Math.round(ms);
   for (const f of Object.keys(known)) if (!fs.existsSync(f)) delete known[f];
   fs.mkdirSync(path.dirname(durationsFile()), { recursive: true });
