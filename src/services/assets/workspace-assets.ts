@@ -4,16 +4,17 @@
 // Uploads are JSON base64 (or data URLs): sniffed by their bytes, size- and pixel-limited, stored
 // through src/storage/ and served by signed URL. Deleting an asset that a queued or running
 // generation, slideshow or faceless video uses is refused (409 conflict); once those jobs end it
-// can be deleted (finished results never read the asset again).
+// can be deleted (finished results never read the asset again). The check and the delete (or logo
+// change) are one step against the charges in flight: asset-use.ts.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../db/client.ts';
-import { brandKits, customAvatars, customVoices, facelessVideos, generations, slideshows } from '../../db/schema/index.ts';
-import { ApiError, badRequest, notFound } from '../../errors.ts';
+import { brandKits, customAvatars, customVoices } from '../../db/schema/index.ts';
+import { badRequest, notFound } from '../../errors.ts';
 import { inspect, MediaRejected, normalizeType, sniff, type Sniffed } from '../../media/inspect.ts';
 import { pixelProblem, type PixelLimits } from '../../media/limits.ts';
 import { samplePitch } from '../../media/pitch.ts';
@@ -21,6 +22,7 @@ import { facePortrait } from '../../media/portrait.ts';
 import { processTempFolder } from '../../media/work-folder.ts';
 import type { Storage } from '../../storage/index.ts';
 import { loadCatalogData } from '../catalog/catalog-data.ts';
+import { changeAsset, deleteUnusedAsset } from './asset-use.ts';
 import { decodeInlineData } from '../editor/media.ts';
 import sharp from 'sharp';
 
@@ -92,22 +94,6 @@ export async function receiveImage(data: string, dataField: string, limits: Pixe
   return { bytes, sniffed, width: meta.width, height: meta.height };
 }
 
-/** An in-use asset cannot be deleted: the jobs that read it at run time are still queued or running. */
-async function assertUnused(db: Db, kind: 'brandKit' | 'avatar' | 'voice', id: string | number, label: string, change = 'delete it') {
-  const key = String(id);
-  const ref = sql`(spec -> ${kind} ->> 'id') = ${key}`;
-  const [g] = kind === 'voice' ? [] : await db.select({ id: generations.id }).from(generations).where(and(eq(generations.status, 'generating'), ref)).limit(1);
-  const [s] = kind === 'voice' ? [] : await db.select({ id: slideshows.id }).from(slideshows).where(and(inArray(slideshows.status, ['queued', 'generating']), ref)).limit(1);
-  const [f] = kind === 'avatar' ? [] : await db.select({ id: facelessVideos.videoId }).from(facelessVideos).where(and(inArray(facelessVideos.status, ['queued', 'generating']), ref)).limit(1);
-  const user = g ? `generation ${g.id}` : s ? `slideshow ${s.id}` : f ? `faceless video ${f.id}` : undefined;
-  if (user) {
-    throw new ApiError('conflict', `${label} ${key} is used by ${user}, which is still queued or running; ${change} once that job has finished`, {
-      field: 'path.id',
-      used_by: user,
-    });
-  }
-}
-
 // ---------------------------------------------------------------- brand kits
 
 type BrandKitRow = typeof brandKits.$inferSelect;
@@ -173,32 +159,43 @@ export async function getBrandKit(deps: AssetDeps, orgId: string, id: number): P
   return brandKitView(deps.storage, await kitOf(deps.db, orgId, id));
 }
 
-export async function updateBrandKit(deps: AssetDeps, orgId: string, id: number, body: S['UpdateBrandKitRequest']): Promise<S['BrandKit']> {
-  const kit = await kitOf(deps.db, orgId, id);
-  if (body.name !== undefined && !body.name.trim()) throw reject('body.name', 'must contain more than white space');
+/** A kit's columns after an update: colours and fonts given replace the kit's whole set; `logoKey` is the logo it keeps or gets. */
+function updatedKit(kit: BrandKitRow, body: S['UpdateBrandKitRequest'], logoKey: string | null) {
   const old = kit.kitData as Record<string, unknown>;
   const { color_roles: oldRoles, colors: _c, fonts: oldFonts, primary_color: _p, secondary_color: _s, accent_color: _a, background_color: _b, text_color: _t, ...rest } = old;
-  // Colours and fonts given replace the kit's whole set.
   const roles: ColorsIn = body.colors ?? ((oldRoles ?? {}) as ColorsIn);
   const fonts: FontsIn = body.fonts ?? (Array.isArray(oldFonts) ? oldFonts.filter((f): f is string => typeof f === 'string') : []);
-  let logoKey = kit.logoKey;
-  // Queued and running jobs read the logo they were charged with from storage: it stays until they finish.
-  if (body.logo !== undefined && kit.logoKey) await assertUnused(deps.db, 'brandKit', id, 'Brand kit', 'change its logo');
-  if (body.logo !== undefined) logoKey = body.logo === null ? null : await storeLogo(deps, orgId, body.logo);
   const data = body.colors !== undefined || body.fonts !== undefined || body.logo === null ? kitData(roles, fonts, body.logo === null ? { ...rest, logo_url: undefined } : rest) : old;
-  const [row] = await deps.db
-    .update(brandKits)
-    .set({ kitName: body.name?.trim() ?? kit.kitName, kitData: JSON.parse(JSON.stringify(data)), logoKey, updatedAt: new Date() })
-    .where(and(eq(brandKits.id, id), eq(brandKits.orgId, orgId)))
-    .returning();
-  if (kit.logoKey && kit.logoKey !== logoKey) await deps.storage.delete(kit.logoKey);
-  return brandKitView(deps.storage, row);
+  return { kitName: body.name?.trim() ?? kit.kitName, kitData: JSON.parse(JSON.stringify(data)) as unknown, logoKey, updatedAt: new Date() };
+}
+
+export async function updateBrandKit(deps: AssetDeps, orgId: string, id: number, body: S['UpdateBrandKitRequest']): Promise<S['BrandKit']> {
+  await kitOf(deps.db, orgId, id); // 404 before an upload is stored
+  if (body.name !== undefined && !body.name.trim()) throw reject('body.name', 'must contain more than white space');
+  const newLogo = body.logo ? await storeLogo(deps, orgId, body.logo) : null;
+  let updated: { row: BrandKitRow; replaced: string | null };
+  try {
+    updated = await changeAsset(deps.db, 'brandKit', orgId, id, async ({ tx, row: kit, refuseIfUsed }) => {
+      // Queued and running jobs read the logo they were charged with from storage: it stays until they finish.
+      if (body.logo !== undefined && kit.logoKey) await refuseIfUsed('change its logo');
+      const logoKey = body.logo === undefined ? kit.logoKey : newLogo;
+      const [row] = await tx
+        .update(brandKits)
+        .set(updatedKit(kit, body, logoKey))
+        .where(and(eq(brandKits.id, id), eq(brandKits.orgId, orgId)))
+        .returning();
+      return { row, replaced: kit.logoKey !== logoKey ? kit.logoKey : null };
+    });
+  } catch (err) {
+    if (newLogo) await deps.storage.delete(newLogo);
+    throw err;
+  }
+  if (updated.replaced) await deps.storage.delete(updated.replaced);
+  return brandKitView(deps.storage, updated.row);
 }
 
 export async function deleteBrandKit(deps: AssetDeps, orgId: string, id: number): Promise<S['BrandKitDeleted']> {
-  const kit = await kitOf(deps.db, orgId, id);
-  await assertUnused(deps.db, 'brandKit', id, 'Brand kit');
-  await deps.db.delete(brandKits).where(and(eq(brandKits.id, id), eq(brandKits.orgId, orgId)));
+  const kit = await deleteUnusedAsset(deps.db, 'brandKit', orgId, id);
   if (kit.logoKey) await deps.storage.delete(kit.logoKey);
   return { object: 'brand_kit', id, deleted: true };
 }
@@ -244,9 +241,7 @@ export async function updateAvatar(deps: AssetDeps, orgId: string, id: string, b
 }
 
 export async function deleteAvatar(deps: AssetDeps, orgId: string, id: string): Promise<S['AssetDeleted']> {
-  const row = await avatarOf(deps.db, orgId, id);
-  await assertUnused(deps.db, 'avatar', id, 'Avatar');
-  await deps.db.delete(customAvatars).where(and(eq(customAvatars.id, id), eq(customAvatars.orgId, orgId)));
+  const row = await deleteUnusedAsset(deps.db, 'avatar', orgId, id);
   if (row.imageKey) await deps.storage.delete(row.imageKey);
   return { object: 'avatar', id, deleted: true };
 }
@@ -363,9 +358,7 @@ export async function getVoice(deps: AssetDeps, orgId: string, id: string): Prom
 }
 
 export async function deleteVoice(deps: AssetDeps, orgId: string, id: string): Promise<S['AssetDeleted']> {
-  const row = await voiceOf(deps.db, orgId, id);
-  await assertUnused(deps.db, 'voice', id, 'Voice');
-  await deps.db.delete(customVoices).where(and(eq(customVoices.id, id), eq(customVoices.orgId, orgId)));
+  const row = await deleteUnusedAsset(deps.db, 'voice', orgId, id);
   if (row.sampleKey) await deps.storage.delete(row.sampleKey);
   return { object: 'voice', id, deleted: true };
 }

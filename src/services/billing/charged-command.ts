@@ -10,7 +10,9 @@
 //      the key in flight in another request, or used with a different body → 409
 //      idempotency_conflict.
 //   2. prepare: the request checked against the catalog and the workspace (400/404 naming the
-//      field), priced server-side: `units` × `unitCredits`.
+//      field), priced server-side: `units` × `unitCredits`. The workspace assets the work will
+//      read when it runs are read with useAsset (services/assets/asset-use.ts): locked in this
+//      transaction, so that a delete cannot pass between this check and the commit.
 //   3. A balance check: 402 insufficient_credits before any work when the balance cannot cover
 //      the units still to queue (no upload, no row without the credits).
 //   4. Each unit's rows and job in a savepoint of its own (JobQueue.sendInTx in the same

@@ -12,16 +12,14 @@
 //   - brand_kit_id of this workspace (404 naming it); reference_image_urls public (400 naming
 //     the URL), at most 10 (the schema);
 //   - price: the voice's credits_9_16 / credits_16_9 per started 30 seconds of duration.
-import { and, eq } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
-import type { Db } from '../../db/client.ts';
-import { brandKits, customVoices } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../billing/credits.ts';
 import { supportedWriterLanguage } from '../../providers/writer/index.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
+import { useAsset } from '../assets/asset-use.ts';
 import { brandColors } from '../assets/brand-colors.ts';
 
 type S = components['schemas'];
@@ -103,7 +101,8 @@ const speaks = (locales: readonly string[], code: string) => locales.some((l) =>
 const words = (text: string) => (text.match(/[\p{L}\p{N}]+/gu) ?? []).length;
 
 export interface ResolveDeps {
-  db: Db | Tx;
+  /** The charged command's transaction: the assets read are locked in it (useAsset). */
+  db: Tx;
   fetcher: GuardedFetcher;
 }
 
@@ -148,15 +147,9 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
       voice = { id: builtIn.id, name: builtIn.name, espeak: builtIn.espeak_voice, locale: [...builtIn.locale] };
       voiceCredits = aspect === '9:16' ? builtIn.credits_9_16 : builtIn.credits_16_9;
     } else {
-      const clone = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(body.voice_id)
-        ? (
-            await deps.db
-              .select()
-              .from(customVoices)
-              .where(and(eq(customVoices.id, body.voice_id), eq(customVoices.orgId, orgId), eq(customVoices.status, 'ready')))
-          )[0]
-        : undefined;
-      if (!clone) {
+      // Locked against a delete until the charge commits (useAsset), as the brand kit below.
+      const clone = await useAsset(deps.db, 'voice', orgId, body.voice_id);
+      if (!clone || clone.status !== 'ready') {
         throw new ApiError('not_found', `Voice ${body.voice_id} is not a voice of GET /assets (voices[].id) in this workspace`, {
           field: 'body.voice_id',
           resource: 'voice',
@@ -195,10 +188,7 @@ export async function resolveFaceless(deps: ResolveDeps, orgId: string, body: Cr
 
   let brandKit: FacelessSpec['brandKit'];
   if (body.brand_kit_id !== undefined) {
-    const [kit] = await deps.db
-      .select()
-      .from(brandKits)
-      .where(and(eq(brandKits.id, body.brand_kit_id), eq(brandKits.orgId, orgId)));
+    const kit = await useAsset(deps.db, 'brandKit', orgId, body.brand_kit_id);
     if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
     const logo = (kit.kitData as Record<string, unknown> | null)?.logo_url;
     const logoUrl = typeof logo === 'string' && /^https?:\/\//.test(logo) && !deps.fetcher.precheck(logo) ? logo : undefined;

@@ -5,8 +5,7 @@
 // It runs as the charged command's `prepare`, after the idempotency key: a replay never gets here.
 import { and, eq, inArray } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
-import type { Db } from '../../db/client.ts';
-import { brandKits, customAvatars, media, referenceInspirations } from '../../db/schema/index.ts';
+import { media, referenceInspirations } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import type { Priced } from '../billing/charged-command.ts';
@@ -15,6 +14,7 @@ import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type Ra
 import type { ProviderConfig } from '../../config.ts';
 import { hostedProviderOf } from '../../providers/index.ts';
 import { resolveDimensions } from '../../providers/types.ts';
+import { useAsset } from '../assets/asset-use.ts';
 import { brandColorRoles, brandColors, brandFonts, brandLogoUrl } from '../assets/brand-colors.ts';
 
 /** The request body as the contract defines it (defaults already filled in by the validator). */
@@ -130,8 +130,8 @@ function refuseUnusedByHostedModel(cfg: ProviderConfig, body: CreateGenerationBo
 }
 
 export interface ResolveDeps {
-  /** The charged command's transaction (or the database). */
-  db: Db | Tx;
+  /** The charged command's transaction: the assets read are locked in it (useAsset). */
+  db: Tx;
   fetcher: GuardedFetcher;
   /** The hosted providers' configuration: which AI model variants a hosted model makes (hostedProviderOf). */
   providers: ProviderConfig;
@@ -278,13 +278,11 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
   if (!allowed.includes(resolution)) p.add('resolution', `must be one of ${allowed.join(', ')} for ${output} outputs`);
   p.throwIfAny();
 
-  // Workspace resources (404 when the workspace does not have them).
+  // Workspace resources (404 when the workspace does not have them); the assets the job reads
+  // stay locked against a delete until the charge commits (useAsset).
   const db = deps.db;
   if (given('brand_kit_id')) {
-    const [kit] = await db
-      .select()
-      .from(brandKits)
-      .where(and(eq(brandKits.id, body.brand_kit_id!), eq(brandKits.orgId, orgId)));
+    const kit = await useAsset(db, 'brandKit', orgId, body.brand_kit_id!);
     if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
     const logoUrl = kit.logoKey ? undefined : brandLogoUrl(kit.kitData);
     spec.brandKit = {
@@ -301,9 +299,7 @@ export async function resolveGeneration(deps: ResolveDeps, orgId: string, body: 
     const pub = findPublicAvatar(body.avatar_id!);
     if (pub) spec.avatar = { id: pub.id, name: pub.name, imageUrl: pub.image, source: 'catalog' };
     else {
-      const custom = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(body.avatar_id!)
-        ? (await db.select().from(customAvatars).where(and(eq(customAvatars.id, body.avatar_id!), eq(customAvatars.orgId, orgId))))[0]
-        : undefined;
+      const custom = await useAsset(db, 'avatar', orgId, body.avatar_id!);
       if (!custom) throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, { field: 'body.avatar_id', resource: 'avatar' });
       spec.avatar = { id: custom.id, name: custom.name, imageUrl: custom.imageUrl, source: 'custom', ...(custom.imageKey ? { imageKey: custom.imageKey } : {}) };
     }

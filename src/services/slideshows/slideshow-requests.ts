@@ -5,7 +5,7 @@
 // `prepare`, after the idempotency key: a replay never gets here, and nothing is charged when it throws.
 import { and, eq } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
-import { brandKits, customAvatars, referenceInspirations } from '../../db/schema/index.ts';
+import { referenceInspirations } from '../../db/schema/index.ts';
 import { ApiError, badRequest, type FieldError } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import { supportedWriterLanguage } from '../../providers/writer/index.ts';
@@ -14,6 +14,7 @@ import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../billing/credits.ts';
 import { findPublicAvatar, slideshowCredits } from '../catalog/catalog-data.ts';
 import { FRAME_SIZES } from '../editor/model.ts';
+import { useAsset } from '../assets/asset-use.ts';
 import { brandColors } from '../assets/brand-colors.ts';
 
 export type CreateSlideshowBody = components['schemas']['CreateSlideshowRequest'];
@@ -46,7 +47,6 @@ export interface ResolvedSlideshow extends Priced {
   spec: SlideshowSpec;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** What the editor's text style accepts as a font family name. */
 const FONT_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]*$/;
 
@@ -120,13 +120,11 @@ export async function resolveSlideshow(deps: ResolveDeps, orgId: string, body: C
     productImageUrls: body.product_image_urls ?? [],
   };
 
-  // Workspace resources: 404 naming the field when the workspace does not have them.
+  // Workspace resources: 404 naming the field when the workspace does not have them; the assets
+  // the job reads stay locked against a delete until the charge commits (useAsset).
   const db = deps.db;
   if (body.brand_kit_id !== undefined) {
-    const [kit] = await db
-      .select()
-      .from(brandKits)
-      .where(and(eq(brandKits.id, body.brand_kit_id), eq(brandKits.orgId, orgId)));
+    const kit = await useAsset(db, 'brandKit', orgId, body.brand_kit_id);
     if (!kit) throw new ApiError('not_found', `Brand kit ${body.brand_kit_id} was not found in this workspace`, { field: 'body.brand_kit_id', resource: 'brand_kit' });
     spec.brandKit = { id: kit.id, name: kit.kitName, ...brandKitLook(kit.kitData), ...(kit.logoKey ? { logoKey: kit.logoKey } : {}) };
   }
@@ -134,12 +132,7 @@ export async function resolveSlideshow(deps: ResolveDeps, orgId: string, body: C
     const pub = findPublicAvatar(body.avatar_id);
     if (pub) spec.avatar = { source: 'catalog', id: pub.id, name: pub.name, image: pub.image };
     else {
-      const [custom] = UUID.test(body.avatar_id)
-        ? await db
-            .select()
-            .from(customAvatars)
-            .where(and(eq(customAvatars.id, body.avatar_id), eq(customAvatars.orgId, orgId)))
-        : [];
+      const custom = await useAsset(db, 'avatar', orgId, body.avatar_id);
       if (!custom) throw new ApiError('not_found', `Avatar ${body.avatar_id} was not found in this workspace`, { field: 'body.avatar_id', resource: 'avatar' });
       spec.avatar = { source: 'custom', id: custom.id, name: custom.name, imageUrl: custom.imageUrl, ...(custom.imageKey ? { imageKey: custom.imageKey } : {}) };
     }
