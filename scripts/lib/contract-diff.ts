@@ -20,6 +20,10 @@
 //   clients still sending it get 400 (api-smart-diff calls a removed request property non-breaking).
 // - A value added to an enum in a response is not breaking: the contract says clients accept
 //   unknown enum values (info.description, "Compatibility"); api-smart-diff calls it breaking.
+// - A nullable value written as a `oneOf` or `anyOf` of one typed schema and `{type: 'null'}` is
+//   compared as that schema with 'null' added to its `type`: the same values, so a field of the
+//   released contract written `type: [integer, 'null']` that now names a shared schema is not a
+//   change (api-smart-diff calls the added alternative breaking in a response).
 // - Examples and tags are annotations; a new top-level `webhooks` entry is an addition.
 // - Vendor extensions (`x-…`: MCP tool tables, body limits, rate-limit names) are left out: they
 //   are not part of what an HTTP client or a generator reads.
@@ -96,6 +100,31 @@ export function inlineRefs(doc: JsonObject): JsonObject {
   const { components, ...rest } = doc;
   const schemes = isObject(components) ? components.securitySchemes : undefined;
   return walk({ ...rest, ...(schemes ? { components: { securitySchemes: schemes } } : {}) }, []) as JsonObject;
+}
+
+/** Keywords that do not only constrain values of their own type: a schema with one is left as written by nullableAsType. */
+const NOT_TYPE_SPECIFIC = ['type', 'enum', 'const', 'oneOf', 'anyOf', 'allOf', 'not', 'if', '$ref'];
+
+/**
+ * The document with every `oneOf`/`anyOf` of a schema and `{type: 'null'}` written as that schema
+ * with 'null' added to its `type` (`{type: [integer, 'null'], minimum: 1}`), at any depth. Only a
+ * schema with one `type` and otherwise type-specific keywords is rewritten, so the values are the same.
+ */
+export function nullableAsType(v: Json): Json {
+  if (Array.isArray(v)) return v.map(nullableAsType);
+  if (!isObject(v)) return v;
+  const out = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, nullableAsType(x)])) as JsonObject;
+  for (const key of ['oneOf', 'anyOf'] as const) {
+    const list = out[key];
+    if (!Array.isArray(list) || list.length !== 2) continue;
+    const nullAt = list.findIndex((x) => isObject(x) && x.type === 'null' && Object.keys(x).length === 1);
+    const other = list[1 - nullAt];
+    if (nullAt < 0 || !isObject(other) || typeof other.type !== 'string') continue;
+    const { [key]: _, ...siblings } = out;
+    if ([...Object.keys(other), ...Object.keys(siblings)].some((k) => k !== 'type' && NOT_TYPE_SPECIFIC.includes(k)) || 'type' in siblings) continue;
+    return { ...other, ...siblings, type: [other.type, 'null'] };
+  }
+  return out;
 }
 
 /**
@@ -226,10 +255,10 @@ function reclassify(change: Change & { _diff?: { path: (string | number)[]; befo
 }
 
 const preparedDocs = new WeakMap<JsonObject, JsonObject>();
-/** The document without extensions and with its $refs inlined, kept per document object (the documents are treated as immutable). */
+/** The document without extensions, with its $refs inlined and nullables as type arrays, kept per document object (the documents are treated as immutable). */
 function prepared(doc: JsonObject): JsonObject {
   let out = preparedDocs.get(doc);
-  if (!out) preparedDocs.set(doc, (out = inlineRefs(stripExtensions(doc) as JsonObject)));
+  if (!out) preparedDocs.set(doc, (out = nullableAsType(inlineRefs(stripExtensions(doc) as JsonObject)) as JsonObject));
   return out;
 }
 

@@ -159,6 +159,24 @@ t.test('additive changes pass', async (t) => {
   t.ok(r.ok, `a reworded description:\n${r.message}`);
 });
 
+t.test('a nullable field rewritten as a shared schema or null is the same field; another alternative is a break', async (t) => {
+  t.same(base.components.schemas.EditorMediaUpload.properties.video_id.type, ['integer', 'null'], 'released: a type array');
+  const rewritten = (kind: 'oneOf' | 'anyOf', more: any[] = []) =>
+    edited((s) => {
+      s.components.schemas.SharedId = { type: 'integer', format: 'int64', minimum: 1, maximum: 9007199254740991 };
+      s.components.schemas.EditorMediaUpload.properties.video_id = { description: 'The editor video, else null.', [kind]: [{ $ref: '#/components/schemas/SharedId' }, { type: 'null' }, ...more] };
+    });
+  for (const kind of ['oneOf', 'anyOf'] as const) {
+    const r = gate(rewritten(kind));
+    t.ok(r.ok, `${kind} of the shared schema and null:\n${r.message}`);
+    t.same(r.breaking, []);
+  }
+  const widened = gate(rewritten('anyOf', [{ type: 'string' }]));
+  t.equal(widened.ok, false, `a third alternative (a string) in a response is a break:\n${widened.message}`);
+  const lowered = gate(edited((s) => (s.components.schemas.EditorMediaUpload.properties.video_id = { anyOf: [{ type: 'integer', format: 'int64', minimum: 0, maximum: 9007199254740991 }, { type: 'null' }] })));
+  t.equal(lowered.ok, false, `a lowered minimum in a response is still a break:\n${lowered.message}`);
+});
+
 t.test('a removed 501 not_implemented response is a capability landing, not a break', async (t) => {
   const with501 = Object.entries<any>(base.paths).flatMap(([p, item]) => Object.entries<any>(item).filter(([, op]) => op?.responses?.['501']).map(([m]) => `${m.toUpperCase()} ${p}`));
   t.ok(with501.length > 0, `the released contract declares 501 on ${with501.join(', ')}`);
