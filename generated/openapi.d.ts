@@ -753,6 +753,8 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** Format: int64 */
+        IntegerId: number;
         /** @description The process is alive. */
         Health: {
             /** @enum {string} */
@@ -1039,13 +1041,9 @@ export interface components {
         };
         /** @description A brand kit. Extra properties are allowed (seed 2.2): brand kits carry workspace-specific fields beyond the documented ones, and clients must tolerate them. */
         BrandKit: {
-            /**
-             * Format: int64
-             * @description Passed as brand_kit_id.
-             */
-            id: number;
-            /** Format: int64 */
-            brand_id: number;
+            /** @description Passed as brand_kit_id. */
+            id: components["schemas"]["IntegerId"];
+            brand_id: components["schemas"]["IntegerId"];
             kit_name: string;
             /** @description The kit's content (colors, fonts, logo URLs, tone of voice, ...); free-form, used by the renderers. Typical keys: colors (array of #RRGGBB), fonts, logo_url, tagline, tone. */
             kit_data: {
@@ -1105,8 +1103,7 @@ export interface components {
         BrandKitDeleted: {
             /** @constant */
             object: "brand_kit";
-            /** Format: int64 */
-            id: number;
+            id: components["schemas"]["IntegerId"];
             deleted: boolean;
         };
         CreateAvatarRequest: {
@@ -1275,11 +1272,8 @@ export interface components {
              * @enum {string}
              */
             quality_tier: "high" | "low";
-            /**
-             * Format: int64
-             * @description A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images.
-             */
-            brand_kit_id?: number;
+            /** @description A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images. */
+            brand_kit_id?: components["schemas"]["IntegerId"];
             /** @description A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model. */
             avatar_id?: string;
             /**
@@ -1439,11 +1433,8 @@ export interface components {
              * @description A public image of a person to feature instead of an avatar.
              */
             avatar_image_url?: string;
-            /**
-             * Format: int64
-             * @description A brand_kits[].id of GET /assets.
-             */
-            brand_kit_id?: number;
+            /** @description A brand_kits[].id of GET /assets. */
+            brand_kit_id?: components["schemas"]["IntegerId"];
             /**
              * Format: uuid
              * @description A ready saved reference (POST /reference-inspirations).
@@ -1475,11 +1466,8 @@ export interface components {
              * @description Poll GET /slideshows/{id}.
              */
             slideshow_id: string;
-            /**
-             * Format: int64
-             * @description The editor video the slides are assembled into (GET /editor/videos/{id}, GET /videos/{id}).
-             */
-            video_id: number;
+            /** @description The editor video the slides are assembled into (GET /editor/videos/{id}, GET /videos/{id}). */
+            video_id: components["schemas"]["IntegerId"];
             title: string;
             /** Format: int32 */
             slide_count: number;
@@ -1496,11 +1484,8 @@ export interface components {
             object: "slideshow";
             /** Format: uuid */
             id: string;
-            /**
-             * Format: int64
-             * @description The editor video holding the slides.
-             */
-            video_id: number;
+            /** @description The editor video holding the slides. */
+            video_id: components["schemas"]["IntegerId"];
             /** @enum {string} */
             status: "queued" | "generating" | "completed" | "error";
             title?: string;
@@ -1582,11 +1567,8 @@ export interface components {
             selected_ai_styles?: components["schemas"]["FacelessAiStyle"][];
             /** @description Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle). */
             selected_flux_dev_styles?: components["schemas"]["FacelessFluxDevStyle"][];
-            /**
-             * Format: int64
-             * @description A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out).
-             */
-            brand_kit_id?: number;
+            /** @description A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out). */
+            brand_kit_id?: components["schemas"]["IntegerId"];
             /** @description Used when the Idempotency-Key header is absent (see the header). */
             idempotency_key?: string;
         };
@@ -1612,11 +1594,8 @@ export interface components {
             object: "faceless_video_generation";
             /** @constant */
             status: "queued";
-            /**
-             * Format: int64
-             * @description Poll GET /videos/{id}.
-             */
-            video_id: number;
+            /** @description Poll GET /videos/{id}. */
+            video_id: components["schemas"]["IntegerId"];
             title: string;
             /** Format: int64 */
             credits_deducted: number;
@@ -1629,8 +1608,7 @@ export interface components {
         Video: {
             /** @constant */
             object: "video";
-            /** Format: int64 */
-            id: number;
+            id: components["schemas"]["IntegerId"];
             /** @enum {string} */
             kind: "faceless" | "editor";
             /** @enum {string} */
@@ -2098,8 +2076,7 @@ export interface components {
         EditorVideo: {
             /** @constant */
             object: "editor_video";
-            /** Format: int64 */
-            id: number;
+            id: components["schemas"]["IntegerId"];
             title: string;
             /** @enum {string} */
             status: "ready";
@@ -2216,11 +2193,8 @@ export interface components {
             /** @description Kind of media; detected from the bytes when omitted (audio unless given as voice). */
             media_type?: components["schemas"]["EditorMediaType"];
             title?: string;
-            /**
-             * Format: int64
-             * @description The editor video to add the upload to (with add_to_editor).
-             */
-            video_id?: number;
+            /** @description The editor video to add the upload to (with add_to_editor). */
+            video_id?: components["schemas"]["IntegerId"];
             /**
              * @description Also place the upload on video_id's timeline.
              * @default false
@@ -2238,8 +2212,7 @@ export interface components {
             file: string;
             media_type?: components["schemas"]["EditorMediaType"];
             title?: string;
-            /** Format: int64 */
-            video_id?: number;
+            video_id?: components["schemas"]["IntegerId"];
             /** @default false */
             add_to_editor: boolean;
             placement?: components["schemas"]["EditorMediaPlacement"];
@@ -2250,8 +2223,8 @@ export interface components {
             object: "editor_media_upload";
             media: components["schemas"]["EditorMedia"];
             editor_item: components["schemas"]["EditorItem"] | null;
-            /** Format: int64 */
-            video_id: number | null;
+            /** @description The editor video the upload was added to (with add_to_editor), else null. */
+            video_id: components["schemas"]["IntegerId"] | null;
             /** Format: int64 */
             version: number | null;
         };
@@ -2285,8 +2258,7 @@ export interface components {
         EditorMediaAddition: {
             /** @constant */
             object: "editor_media_addition";
-            /** Format: int64 */
-            video_id: number;
+            video_id: components["schemas"]["IntegerId"];
             item: components["schemas"]["EditorItem"];
             track: components["schemas"]["EditorTrack"];
             /**
@@ -2312,8 +2284,7 @@ export interface components {
              * @description Passed as export_id.
              */
             id: string;
-            /** Format: int64 */
-            video_id: number;
+            video_id: components["schemas"]["IntegerId"];
             /**
              * Format: int64
              * @description The project version this export renders.
@@ -2761,7 +2732,7 @@ export interface components {
             data: {
                 object: string;
                 /** @description The resource id (a UUID, or an integer for videos). */
-                id: string | number;
+                id: string | components["schemas"]["IntegerId"];
             } & {
                 [key: string]: unknown;
             };
@@ -3028,11 +2999,8 @@ export interface components {
             /** @description Kind of media; detected from the bytes when omitted. */
             media_type?: components["schemas"]["EditorMediaType"];
             title?: string;
-            /**
-             * Format: int64
-             * @description The editor video to add the file to (with add_to_editor).
-             */
-            video_id?: number;
+            /** @description The editor video to add the file to (with add_to_editor). */
+            video_id?: components["schemas"]["IntegerId"];
             /** @default false */
             add_to_editor: boolean;
             placement?: components["schemas"]["EditorMediaPlacement"];
@@ -3436,12 +3404,12 @@ export interface components {
          * @description Video id: `video_id` from POST /faceless-videos or POST /slideshows, or an editor video id. Ids are scoped to the workspace; another workspace's id answers 404.
          * @example 1043
          */
-        VideoId: number;
+        VideoId: components["schemas"]["IntegerId"];
         /**
          * @description Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
          * @example 1042
          */
-        EditorVideoId: number;
+        EditorVideoId: components["schemas"]["IntegerId"];
         /**
          * @description Export id (`id` from POST /editor/videos/{id}/exports).
          * @example 9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a
@@ -3456,7 +3424,7 @@ export interface components {
          * @description Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
          * @example 42
          */
-        BrandKitId: number;
+        BrandKitId: components["schemas"]["IntegerId"];
         /**
          * @description Custom avatar id (`avatars[].id` with isCustom true in GET /assets). Another workspace's id answers 404.
          * @example 5b1d7c9e-2a4f-4e6b-9c8d-0e1f2a3b4c5d

@@ -979,8 +979,9 @@ validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration = validate40;
 const schema54 = {"$ref":"https://media-api.local/components#/$defs/CreateGenerationRequest","$id":"https://media-api.local/components/request (first error)/createGeneration"};
-const schema55 = {"type":"object","description":"Body of POST /generations. Only `type` is required. static_ad, video_ad and ugc_ad need a template_slug; ai_model needs a model_slug. Fields that do not apply to the chosen type or variant (or to the hosted model that makes it) are refused (400) except the defaulted quality_tier and generate_audio, which are ignored where they do not apply. Each `*_media_id` is used instead of the matching `*_url`; give at most one of each pair.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/GenerationType"},"prompt":{"type":"string","description":"What to generate. With preset_id or custom_reference_inspiration_id on template workflows, the prompt is kept as is (not rewritten).","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"template_slug":{"type":"string","description":"For static_ad, video_ad and ugc_ad; a slug of the matching catalog section.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"model_slug":{"type":"string","description":"For ai_model; an ai_models[].slug of the catalog.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"variant_id":{"type":"string","description":"For ai_model; a variant of the selected model. Defaults to the model's default_variant_id.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"preset_id":{"type":["string","null"],"description":"A presets[].id of the selected template; sets the layout and, without brand or reference colours, the colours.","maxLength":220,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"aspect_ratio":{"type":"string","description":"Output aspect ratio; common values 1:1, 9:16, 16:9, 4:5, auto. Defaults to the template's or variant's default.","maxLength":24,"pattern":"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$","examples":["9:16"]},"duration":{"type":"integer","format":"int32","description":"Seconds, for video outputs when supported; must be one of the selected quality tier's duration_options. Defaults to the tier's or variant's default_duration.","minimum":1,"maximum":30},"resolution":{"type":"string","description":"Output resolution, e.g. 720p, 1080p, 1K (static ads usually 1K).","maxLength":24,"pattern":"^[0-9A-Za-z]+$"},"quality_tier":{"type":"string","description":"For video_ad and ugc_ad; a quality_tiers[].id of the template.","enum":["high","low"],"default":"high"},"brand_kit_id":{"type":"integer","format":"int64","description":"A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images.","minimum":1,"maximum":9007199254740991},"avatar_id":{"type":"string","description":"A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"custom_reference_inspiration_id":{"type":["string","null"],"format":"uuid","description":"A ready saved reference (POST /reference-inspirations); its colours are used when no brand kit is given.","maxLength":36},"reference_image_urls":{"type":"array","description":"Public image URLs used as references.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"reference_media_ids":{"type":"array","description":"Completed image media ids of the editor library; appended to reference_image_urls (10 in total at most).","maxItems":10,"items":{"type":"string","format":"uuid","maxLength":36}},"source_video_url":{"type":"string","format":"uri","description":"Source video for edit or video-to-video variants.","maxLength":2048,"pattern":"^https?://"},"source_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of source_video_url.","maxLength":36},"motion_video_url":{"type":"string","format":"uri","description":"Motion reference for motion-control variants.","maxLength":2048,"pattern":"^https?://"},"motion_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of motion_video_url.","maxLength":36},"audio_url":{"type":"string","format":"uri","description":"Driving audio for audio-driven variants.","maxLength":2048,"pattern":"^https?://"},"audio_media_id":{"type":"string","format":"uuid","description":"Completed audio media id, used instead of audio_url.","maxLength":36},"generate_audio":{"type":"boolean","description":"Generate a soundtrack for video outputs (ignored for images).","default":true},"request_count":{"type":"integer","format":"int32","description":"Number of outputs to queue (each is charged).","minimum":1,"maximum":10,"default":1},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema55 = {"type":"object","description":"Body of POST /generations. Only `type` is required. static_ad, video_ad and ugc_ad need a template_slug; ai_model needs a model_slug. Fields that do not apply to the chosen type or variant (or to the hosted model that makes it) are refused (400) except the defaulted quality_tier and generate_audio, which are ignored where they do not apply. Each `*_media_id` is used instead of the matching `*_url`; give at most one of each pair.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/GenerationType"},"prompt":{"type":"string","description":"What to generate. With preset_id or custom_reference_inspiration_id on template workflows, the prompt is kept as is (not rewritten).","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"template_slug":{"type":"string","description":"For static_ad, video_ad and ugc_ad; a slug of the matching catalog section.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"model_slug":{"type":"string","description":"For ai_model; an ai_models[].slug of the catalog.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"variant_id":{"type":"string","description":"For ai_model; a variant of the selected model. Defaults to the model's default_variant_id.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"preset_id":{"type":["string","null"],"description":"A presets[].id of the selected template; sets the layout and, without brand or reference colours, the colours.","maxLength":220,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"aspect_ratio":{"type":"string","description":"Output aspect ratio; common values 1:1, 9:16, 16:9, 4:5, auto. Defaults to the template's or variant's default.","maxLength":24,"pattern":"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$","examples":["9:16"]},"duration":{"type":"integer","format":"int32","description":"Seconds, for video outputs when supported; must be one of the selected quality tier's duration_options. Defaults to the tier's or variant's default_duration.","minimum":1,"maximum":30},"resolution":{"type":"string","description":"Output resolution, e.g. 720p, 1080p, 1K (static ads usually 1K).","maxLength":24,"pattern":"^[0-9A-Za-z]+$"},"quality_tier":{"type":"string","description":"For video_ad and ugc_ad; a quality_tiers[].id of the template.","enum":["high","low"],"default":"high"},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images."},"avatar_id":{"type":"string","description":"A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"custom_reference_inspiration_id":{"type":["string","null"],"format":"uuid","description":"A ready saved reference (POST /reference-inspirations); its colours are used when no brand kit is given.","maxLength":36},"reference_image_urls":{"type":"array","description":"Public image URLs used as references.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"reference_media_ids":{"type":"array","description":"Completed image media ids of the editor library; appended to reference_image_urls (10 in total at most).","maxItems":10,"items":{"type":"string","format":"uuid","maxLength":36}},"source_video_url":{"type":"string","format":"uri","description":"Source video for edit or video-to-video variants.","maxLength":2048,"pattern":"^https?://"},"source_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of source_video_url.","maxLength":36},"motion_video_url":{"type":"string","format":"uri","description":"Motion reference for motion-control variants.","maxLength":2048,"pattern":"^https?://"},"motion_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of motion_video_url.","maxLength":36},"audio_url":{"type":"string","format":"uri","description":"Driving audio for audio-driven variants.","maxLength":2048,"pattern":"^https?://"},"audio_media_id":{"type":"string","format":"uuid","description":"Completed audio media id, used instead of audio_url.","maxLength":36},"generate_audio":{"type":"boolean","description":"Generate a soundtrack for video outputs (ignored for images).","default":true},"request_count":{"type":"integer","format":"int32","description":"Number of outputs to queue (each is charged).","minimum":1,"maximum":10,"default":1},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
 const schema56 = {"type":"string","description":"Generation kind.","enum":["static_ad","video_ad","ugc_ad","ai_model"]};
+const schema57 = {"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991};
 const func21 = Object.prototype.hasOwnProperty;
 const pattern19 = new RegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
 const pattern20 = new RegExp("^[a-z0-9][a-z0-9._-]*$", "u");
@@ -1284,24 +1285,25 @@ if(valid0){
 if(data.brand_kit_id !== undefined){
 let data10 = data.brand_kit_id;
 const _errs23 = errors;
+const _errs24 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate41.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate41.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs23){
+if(errors === _errs24){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
-validate41.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate41.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data10 < 1 || isNaN(data10)){
-validate41.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate41.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data10))){
-validate41.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate41.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -1316,8 +1318,8 @@ var valid0 = true;
 if(valid0){
 if(data.avatar_id !== undefined){
 let data11 = data.avatar_id;
-const _errs25 = errors;
-if(errors === _errs25){
+const _errs26 = errors;
+if(errors === _errs26){
 if(typeof data11 === "string"){
 if(func1(data11) > 160){
 validate41.errors = [{instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
@@ -1335,7 +1337,7 @@ validate41.errors = [{instancePath:instancePath+"/avatar_id",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs25 === errors;
+var valid0 = _errs26 === errors;
 }
 else {
 var valid0 = true;
@@ -1343,13 +1345,13 @@ var valid0 = true;
 if(valid0){
 if(data.custom_reference_inspiration_id !== undefined){
 let data12 = data.custom_reference_inspiration_id;
-const _errs27 = errors;
+const _errs28 = errors;
 if((typeof data12 !== "string") && (data12 !== null)){
 validate41.errors = [{instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/type",keyword:"type",params:{type: schema55.properties.custom_reference_inspiration_id.type},message:"must be string,null"}];
 return false;
 }
-if(errors === _errs27){
-if(errors === _errs27){
+if(errors === _errs28){
+if(errors === _errs28){
 if(typeof data12 === "string"){
 if(func1(data12) > 36){
 validate41.errors = [{instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
@@ -1364,7 +1366,7 @@ return false;
 }
 }
 }
-var valid0 = _errs27 === errors;
+var valid0 = _errs28 === errors;
 }
 else {
 var valid0 = true;
@@ -1372,21 +1374,21 @@ var valid0 = true;
 if(valid0){
 if(data.reference_image_urls !== undefined){
 let data13 = data.reference_image_urls;
-const _errs29 = errors;
-if(errors === _errs29){
+const _errs30 = errors;
+if(errors === _errs30){
 if(Array.isArray(data13)){
 if(data13.length > 10){
 validate41.errors = [{instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
-var valid2 = true;
+var valid3 = true;
 const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
-const _errs31 = errors;
-if(errors === _errs31){
-if(errors === _errs31){
+const _errs32 = errors;
+if(errors === _errs32){
+if(errors === _errs32){
 if(typeof data14 === "string"){
 if(func1(data14) > 2048){
 validate41.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
@@ -1411,8 +1413,8 @@ return false;
 }
 }
 }
-var valid2 = _errs31 === errors;
-if(!valid2){
+var valid3 = _errs32 === errors;
+if(!valid3){
 break;
 }
 }
@@ -1423,7 +1425,7 @@ validate41.errors = [{instancePath:instancePath+"/reference_image_urls",schemaPa
 return false;
 }
 }
-var valid0 = _errs29 === errors;
+var valid0 = _errs30 === errors;
 }
 else {
 var valid0 = true;
@@ -1431,21 +1433,21 @@ var valid0 = true;
 if(valid0){
 if(data.reference_media_ids !== undefined){
 let data15 = data.reference_media_ids;
-const _errs33 = errors;
-if(errors === _errs33){
+const _errs34 = errors;
+if(errors === _errs34){
 if(Array.isArray(data15)){
 if(data15.length > 10){
 validate41.errors = [{instancePath:instancePath+"/reference_media_ids",schemaPath:"#/properties/reference_media_ids/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
-var valid3 = true;
+var valid4 = true;
 const len1 = data15.length;
 for(let i1=0; i1<len1; i1++){
 let data16 = data15[i1];
-const _errs35 = errors;
-if(errors === _errs35){
-if(errors === _errs35){
+const _errs36 = errors;
+if(errors === _errs36){
+if(errors === _errs36){
 if(typeof data16 === "string"){
 if(func1(data16) > 36){
 validate41.errors = [{instancePath:instancePath+"/reference_media_ids/" + i1,schemaPath:"#/properties/reference_media_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
@@ -1464,8 +1466,8 @@ return false;
 }
 }
 }
-var valid3 = _errs35 === errors;
-if(!valid3){
+var valid4 = _errs36 === errors;
+if(!valid4){
 break;
 }
 }
@@ -1476,7 +1478,7 @@ validate41.errors = [{instancePath:instancePath+"/reference_media_ids",schemaPat
 return false;
 }
 }
-var valid0 = _errs33 === errors;
+var valid0 = _errs34 === errors;
 }
 else {
 var valid0 = true;
@@ -1484,9 +1486,9 @@ var valid0 = true;
 if(valid0){
 if(data.source_video_url !== undefined){
 let data17 = data.source_video_url;
-const _errs37 = errors;
-if(errors === _errs37){
-if(errors === _errs37){
+const _errs38 = errors;
+if(errors === _errs38){
+if(errors === _errs38){
 if(typeof data17 === "string"){
 if(func1(data17) > 2048){
 validate41.errors = [{instancePath:instancePath+"/source_video_url",schemaPath:"#/properties/source_video_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
@@ -1511,7 +1513,7 @@ return false;
 }
 }
 }
-var valid0 = _errs37 === errors;
+var valid0 = _errs38 === errors;
 }
 else {
 var valid0 = true;
@@ -1519,9 +1521,9 @@ var valid0 = true;
 if(valid0){
 if(data.source_video_media_id !== undefined){
 let data18 = data.source_video_media_id;
-const _errs39 = errors;
-if(errors === _errs39){
-if(errors === _errs39){
+const _errs40 = errors;
+if(errors === _errs40){
+if(errors === _errs40){
 if(typeof data18 === "string"){
 if(func1(data18) > 36){
 validate41.errors = [{instancePath:instancePath+"/source_video_media_id",schemaPath:"#/properties/source_video_media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
@@ -1540,7 +1542,7 @@ return false;
 }
 }
 }
-var valid0 = _errs39 === errors;
+var valid0 = _errs40 === errors;
 }
 else {
 var valid0 = true;
@@ -1548,9 +1550,9 @@ var valid0 = true;
 if(valid0){
 if(data.motion_video_url !== undefined){
 let data19 = data.motion_video_url;
-const _errs41 = errors;
-if(errors === _errs41){
-if(errors === _errs41){
+const _errs42 = errors;
+if(errors === _errs42){
+if(errors === _errs42){
 if(typeof data19 === "string"){
 if(func1(data19) > 2048){
 validate41.errors = [{instancePath:instancePath+"/motion_video_url",schemaPath:"#/properties/motion_video_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
@@ -1575,7 +1577,7 @@ return false;
 }
 }
 }
-var valid0 = _errs41 === errors;
+var valid0 = _errs42 === errors;
 }
 else {
 var valid0 = true;
@@ -1583,9 +1585,9 @@ var valid0 = true;
 if(valid0){
 if(data.motion_video_media_id !== undefined){
 let data20 = data.motion_video_media_id;
-const _errs43 = errors;
-if(errors === _errs43){
-if(errors === _errs43){
+const _errs44 = errors;
+if(errors === _errs44){
+if(errors === _errs44){
 if(typeof data20 === "string"){
 if(func1(data20) > 36){
 validate41.errors = [{instancePath:instancePath+"/motion_video_media_id",schemaPath:"#/properties/motion_video_media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
@@ -1604,7 +1606,7 @@ return false;
 }
 }
 }
-var valid0 = _errs43 === errors;
+var valid0 = _errs44 === errors;
 }
 else {
 var valid0 = true;
@@ -1612,9 +1614,9 @@ var valid0 = true;
 if(valid0){
 if(data.audio_url !== undefined){
 let data21 = data.audio_url;
-const _errs45 = errors;
-if(errors === _errs45){
-if(errors === _errs45){
+const _errs46 = errors;
+if(errors === _errs46){
+if(errors === _errs46){
 if(typeof data21 === "string"){
 if(func1(data21) > 2048){
 validate41.errors = [{instancePath:instancePath+"/audio_url",schemaPath:"#/properties/audio_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
@@ -1639,7 +1641,7 @@ return false;
 }
 }
 }
-var valid0 = _errs45 === errors;
+var valid0 = _errs46 === errors;
 }
 else {
 var valid0 = true;
@@ -1647,9 +1649,9 @@ var valid0 = true;
 if(valid0){
 if(data.audio_media_id !== undefined){
 let data22 = data.audio_media_id;
-const _errs47 = errors;
-if(errors === _errs47){
-if(errors === _errs47){
+const _errs48 = errors;
+if(errors === _errs48){
+if(errors === _errs48){
 if(typeof data22 === "string"){
 if(func1(data22) > 36){
 validate41.errors = [{instancePath:instancePath+"/audio_media_id",schemaPath:"#/properties/audio_media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
@@ -1668,26 +1670,26 @@ return false;
 }
 }
 }
-var valid0 = _errs47 === errors;
+var valid0 = _errs48 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-const _errs49 = errors;
+const _errs50 = errors;
 if(typeof data.generate_audio !== "boolean"){
 validate41.errors = [{instancePath:instancePath+"/generate_audio",schemaPath:"#/properties/generate_audio/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid0 = _errs49 === errors;
+var valid0 = _errs50 === errors;
 if(valid0){
 let data24 = data.request_count;
-const _errs51 = errors;
+const _errs52 = errors;
 if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
 validate41.errors = [{instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs51){
+if(errors === _errs52){
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 > 10 || isNaN(data24)){
 validate41.errors = [{instancePath:instancePath+"/request_count",schemaPath:"#/properties/request_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
@@ -1707,12 +1709,12 @@ return false;
 }
 }
 }
-var valid0 = _errs51 === errors;
+var valid0 = _errs52 === errors;
 if(valid0){
 if(data.idempotency_key !== undefined){
 let data25 = data.idempotency_key;
-const _errs53 = errors;
-if(errors === _errs53){
+const _errs54 = errors;
+if(errors === _errs54){
 if(typeof data25 === "string"){
 if(func1(data25) > 160){
 validate41.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
@@ -1736,7 +1738,7 @@ validate41.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#
 return false;
 }
 }
-var valid0 = _errs53 === errors;
+var valid0 = _errs54 === errors;
 }
 else {
 var valid0 = true;
@@ -1799,22 +1801,20 @@ return errors === 0;
 validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow = validate43;
-const schema57 = {"$ref":"https://media-api.local/components#/$defs/CreateSlideshowRequest","$id":"https://media-api.local/components/request (first error)/createSlideshow"};
-const schema58 = {"type":"object","description":"Body of POST /slideshows.","additionalProperties":false,"required":["prompt"],"properties":{"prompt":{"type":"string","description":"What the slideshow is about.","minLength":1,"maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","description":"Title of the slideshow and its editor video; generated when omitted.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"slide_count":{"type":"integer","format":"int32","enum":[3,4,5,6,8,9,10],"minimum":3,"maximum":10,"default":6},"aspect_ratio":{"type":"string","enum":["9:16","1:1","4:5"],"default":"4:5"},"product_image_urls":{"type":"array","description":"Public product image URLs to feature.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"avatar_id":{"type":"string","description":"An avatars[].id of GET /assets.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"avatar_image_url":{"type":"string","format":"uri","description":"A public image of a person to feature instead of an avatar.","maxLength":2048,"pattern":"^https?://"},"brand_kit_id":{"type":"integer","format":"int64","description":"A brand_kits[].id of GET /assets.","minimum":1,"maximum":9007199254740991},"custom_reference_inspiration_id":{"type":"string","format":"uuid","description":"A ready saved reference (POST /reference-inspirations).","maxLength":36},"language":{"type":"string","description":"Language of the slide text, by name or code, e.g. English, Spanish, de-DE. The built-in writer writes English, Spanish, French, German, Portuguese, Italian and Hindi (another language is 400 naming this field); a deployment with a remote writer (SCRIPT_PROVIDER_URL) takes any.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"English"},"product_context":{"type":"string","description":"Facts about the product or offer the slides may use (the copy writer draws the body slides and the call to action from them).","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"generate_text_overlays":{"type":"boolean","description":"true generates editable text overlays; false creates slides without generated overlay text.","default":false},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema58 = {"$ref":"https://media-api.local/components#/$defs/CreateSlideshowRequest","$id":"https://media-api.local/components/request (first error)/createSlideshow"};
+const schema59 = {"type":"object","description":"Body of POST /slideshows.","additionalProperties":false,"required":["prompt"],"properties":{"prompt":{"type":"string","description":"What the slideshow is about.","minLength":1,"maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","description":"Title of the slideshow and its editor video; generated when omitted.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"slide_count":{"type":"integer","format":"int32","enum":[3,4,5,6,8,9,10],"minimum":3,"maximum":10,"default":6},"aspect_ratio":{"type":"string","enum":["9:16","1:1","4:5"],"default":"4:5"},"product_image_urls":{"type":"array","description":"Public product image URLs to feature.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"avatar_id":{"type":"string","description":"An avatars[].id of GET /assets.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"avatar_image_url":{"type":"string","format":"uri","description":"A public image of a person to feature instead of an avatar.","maxLength":2048,"pattern":"^https?://"},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets."},"custom_reference_inspiration_id":{"type":"string","format":"uuid","description":"A ready saved reference (POST /reference-inspirations).","maxLength":36},"language":{"type":"string","description":"Language of the slide text, by name or code, e.g. English, Spanish, de-DE. The built-in writer writes English, Spanish, French, German, Portuguese, Italian and Hindi (another language is 400 naming this field); a deployment with a remote writer (SCRIPT_PROVIDER_URL) takes any.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"English"},"product_context":{"type":"string","description":"Facts about the product or offer the slides may use (the copy writer draws the body slides and the call to action from them).","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"generate_text_overlays":{"type":"boolean","description":"true generates editable text overlays; false creates slides without generated overlay text.","default":false},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request (first error)/createSlideshow" */;
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs0 = errors;
-if(errors === _errs0){
+if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.slide_count === undefined){
 data.slide_count = 6;
@@ -1830,277 +1830,278 @@ data.generate_text_overlays = false;
 }
 let missing0;
 if((data.prompt === undefined) && (missing0 = "prompt")){
-validate43.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate44.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-const _errs2 = errors;
+const _errs1 = errors;
 for(const key0 in data){
-if(!(func21.call(schema58.properties, key0))){
-validate43.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func21.call(schema59.properties, key0))){
+validate44.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs2 === errors){
+if(_errs1 === errors){
 if(data.prompt !== undefined){
 let data0 = data.prompt;
-const _errs3 = errors;
-if(errors === _errs3){
+const _errs2 = errors;
+if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 8000){
-validate43.errors = [{instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 8000},message:"must NOT have more than 8000 characters"}];
+validate44.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 8000},message:"must NOT have more than 8000 characters"}];
 return false;
 }
 else {
 if(func1(data0) < 1){
-validate43.errors = [{instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate44.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data0)){
-validate43.errors = [{instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/prompt/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate43.errors = [{instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate44.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs3 === errors;
+var valid0 = _errs2 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.title !== undefined){
 let data1 = data.title;
-const _errs5 = errors;
-if(errors === _errs5){
+const _errs4 = errors;
+if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func1(data1) > 200){
-validate43.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate44.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data1)){
-validate43.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate43.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate44.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs5 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 let data2 = data.slide_count;
-const _errs7 = errors;
+const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate43.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate44.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(!(((((((data2 === 3) || (data2 === 4)) || (data2 === 5)) || (data2 === 6)) || (data2 === 8)) || (data2 === 9)) || (data2 === 10))){
-validate43.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/enum",keyword:"enum",params:{allowedValues: schema58.properties.slide_count.enum},message:"must be equal to one of the allowed values"}];
+validate44.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/enum",keyword:"enum",params:{allowedValues: schema59.properties.slide_count.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-if(errors === _errs7){
+if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 10 || isNaN(data2)){
-validate43.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
+validate44.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
 return false;
 }
 else {
 if(data2 < 3 || isNaN(data2)){
-validate43.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3},message:"must be >= 3"}];
+validate44.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3},message:"must be >= 3"}];
 return false;
 }
 else {
 if(!(formats0.validate(data2))){
-validate43.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
 }
 }
 }
-var valid1 = _errs7 === errors;
-if(valid1){
+var valid0 = _errs6 === errors;
+if(valid0){
 let data3 = data.aspect_ratio;
-const _errs9 = errors;
+const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate43.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate44.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data3 === "9:16") || (data3 === "1:1")) || (data3 === "4:5"))){
-validate43.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema58.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"}];
+validate44.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema59.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid1 = _errs9 === errors;
-if(valid1){
+var valid0 = _errs8 === errors;
+if(valid0){
 if(data.product_image_urls !== undefined){
 let data4 = data.product_image_urls;
-const _errs11 = errors;
-if(errors === _errs11){
+const _errs10 = errors;
+if(errors === _errs10){
 if(Array.isArray(data4)){
 if(data4.length > 10){
-validate43.errors = [{instancePath:instancePath+"/product_image_urls",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+validate44.errors = [{instancePath:instancePath+"/product_image_urls",schemaPath:"#/properties/product_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
-var valid2 = true;
+var valid1 = true;
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
-const _errs13 = errors;
-if(errors === _errs13){
-if(errors === _errs13){
+const _errs12 = errors;
+if(errors === _errs12){
+if(errors === _errs12){
 if(typeof data5 === "string"){
 if(func1(data5) > 2048){
-validate43.errors = [{instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate44.errors = [{instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"#/properties/product_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern27.test(data5)){
-validate43.errors = [{instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"#/properties/product_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data5))){
-validate43.errors = [{instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"#/properties/product_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate43.errors = [{instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate44.errors = [{instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"#/properties/product_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
-var valid2 = _errs13 === errors;
-if(!valid2){
+var valid1 = _errs12 === errors;
+if(!valid1){
 break;
 }
 }
 }
 }
 else {
-validate43.errors = [{instancePath:instancePath+"/product_image_urls",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate44.errors = [{instancePath:instancePath+"/product_image_urls",schemaPath:"#/properties/product_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
-var valid1 = _errs11 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.avatar_id !== undefined){
 let data6 = data.avatar_id;
-const _errs15 = errors;
-if(errors === _errs15){
+const _errs14 = errors;
+if(errors === _errs14){
 if(typeof data6 === "string"){
 if(func1(data6) > 160){
-validate43.errors = [{instancePath:instancePath+"/avatar_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate44.errors = [{instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(!pattern22.test(data6)){
-validate43.errors = [{instancePath:instancePath+"/avatar_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate43.errors = [{instancePath:instancePath+"/avatar_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate44.errors = [{instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs15 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.avatar_image_url !== undefined){
 let data7 = data.avatar_image_url;
-const _errs17 = errors;
-if(errors === _errs17){
-if(errors === _errs17){
+const _errs16 = errors;
+if(errors === _errs16){
+if(errors === _errs16){
 if(typeof data7 === "string"){
 if(func1(data7) > 2048){
-validate43.errors = [{instancePath:instancePath+"/avatar_image_url",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_image_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate44.errors = [{instancePath:instancePath+"/avatar_image_url",schemaPath:"#/properties/avatar_image_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern27.test(data7)){
-validate43.errors = [{instancePath:instancePath+"/avatar_image_url",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_image_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/avatar_image_url",schemaPath:"#/properties/avatar_image_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data7))){
-validate43.errors = [{instancePath:instancePath+"/avatar_image_url",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_image_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/avatar_image_url",schemaPath:"#/properties/avatar_image_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate43.errors = [{instancePath:instancePath+"/avatar_image_url",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_image_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate44.errors = [{instancePath:instancePath+"/avatar_image_url",schemaPath:"#/properties/avatar_image_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
-var valid1 = _errs17 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.brand_kit_id !== undefined){
 let data8 = data.brand_kit_id;
+const _errs18 = errors;
 const _errs19 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate43.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/brand_kit_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate44.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs19){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-validate43.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/brand_kit_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate44.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data8 < 1 || isNaN(data8)){
-validate43.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/brand_kit_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate44.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data8))){
-validate43.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
 }
 }
 }
-var valid1 = _errs19 === errors;
+var valid0 = _errs18 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 if(data.custom_reference_inspiration_id !== undefined){
 let data9 = data.custom_reference_inspiration_id;
 const _errs21 = errors;
@@ -2108,115 +2109,115 @@ if(errors === _errs21){
 if(errors === _errs21){
 if(typeof data9 === "string"){
 if(func1(data9) > 36){
-validate43.errors = [{instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/custom_reference_inspiration_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate44.errors = [{instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data9))){
-validate43.errors = [{instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/custom_reference_inspiration_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate43.errors = [{instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/custom_reference_inspiration_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate44.errors = [{instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
-var valid1 = _errs21 === errors;
+var valid0 = _errs21 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 let data10 = data.language;
 const _errs23 = errors;
 if(errors === _errs23){
 if(typeof data10 === "string"){
 if(func1(data10) > 64){
-validate43.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate44.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data10)){
-validate43.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate43.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate44.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs23 === errors;
-if(valid1){
+var valid0 = _errs23 === errors;
+if(valid0){
 if(data.product_context !== undefined){
 let data11 = data.product_context;
 const _errs25 = errors;
 if(errors === _errs25){
 if(typeof data11 === "string"){
 if(func1(data11) > 4000){
-validate43.errors = [{instancePath:instancePath+"/product_context",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_context/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"}];
+validate44.errors = [{instancePath:instancePath+"/product_context",schemaPath:"#/properties/product_context/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data11)){
-validate43.errors = [{instancePath:instancePath+"/product_context",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_context/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/product_context",schemaPath:"#/properties/product_context/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate43.errors = [{instancePath:instancePath+"/product_context",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_context/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate44.errors = [{instancePath:instancePath+"/product_context",schemaPath:"#/properties/product_context/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs25 === errors;
+var valid0 = _errs25 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
+if(valid0){
 const _errs27 = errors;
 if(typeof data.generate_text_overlays !== "boolean"){
-validate43.errors = [{instancePath:instancePath+"/generate_text_overlays",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/generate_text_overlays/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate44.errors = [{instancePath:instancePath+"/generate_text_overlays",schemaPath:"#/properties/generate_text_overlays/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid1 = _errs27 === errors;
-if(valid1){
+var valid0 = _errs27 === errors;
+if(valid0){
 if(data.idempotency_key !== undefined){
 let data13 = data.idempotency_key;
 const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(func1(data13) > 160){
-validate43.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate44.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(func1(data13) < 1){
-validate43.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate44.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern31.test(data13)){
-validate43.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
+validate44.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate43.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate44.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs29 === errors;
+var valid0 = _errs29 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
 }
 }
@@ -2234,28 +2235,49 @@ var valid1 = true;
 }
 }
 else {
-validate43.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate44.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
+}
+validate44.errors = vErrors;
+return errors === 0;
+}
+validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request (first error)/createSlideshow" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate43.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+errors = vErrors.length;
 }
 validate43.errors = vErrors;
 return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createFacelessVideo = validate44;
-const schema59 = {"$ref":"https://media-api.local/components#/$defs/CreateFacelessVideoRequest","$id":"https://media-api.local/components/request (first error)/createFacelessVideo"};
-const schema60 = {"type":"object","description":"Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written.","additionalProperties":false,"properties":{"prompt":{"type":"string","description":"Topic or brief; the service writes the script.","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"script":{"type":"string","description":"The exact narration to use.","maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"aspect_ratio":{"type":"string","enum":["9:16","16:9"],"default":"9:16"},"duration":{"type":"string","description":"Target length in seconds, as a string of digits (seed 4.5), e.g. \"26\"; 5 to 180 (400 naming duration otherwise). The video is within 10 % of it.","maxLength":3,"pattern":"^[1-9][0-9]{0,2}$","default":"26"},"image_style":{"$ref":"https://media-api.local/components#/$defs/FacelessImageStyle"},"voice_id":{"type":"string","description":"A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id).","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"language":{"type":"string","description":"Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language).","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"reference_image_urls":{"type":"array","description":"Public image URLs (PNG, JPEG or WebP) composited into the scenes, one per scene in turn. Fetched only through the guarded client: a private or loopback address is refused before anything is charged (400 naming the URL); a URL that fails later fails the video (refunded).","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"selected_ai_styles":{"type":"array","description":"Texture motifs drawn over every scene, in the order given (see FacelessAiStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessAiStyle"}},"selected_flux_dev_styles":{"type":"array","description":"Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessFluxDevStyle"}},"brand_kit_id":{"type":"integer","format":"int64","description":"A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out).","minimum":1,"maximum":9007199254740991},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema61 = {"type":"string","description":"The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.","enum":["cinematic","watercolor","comic","minimal","neon","vintage"],"default":"cinematic"};
-const schema62 = {"type":"string","description":"A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines.","enum":["bokeh","geometric","halftone","grain","light_leaks","scanlines"]};
-const schema63 = {"type":"string","description":"A colour grade applied to every scene (reference images included). warm: orange tint. cool: blue tint. high_contrast: stretched contrast. muted: desaturated. black_and_white: greyscale. vignette: darkened edges.","enum":["warm","cool","high_contrast","muted","black_and_white","vignette"]};
+exports.createFacelessVideo = validate46;
+const schema61 = {"$ref":"https://media-api.local/components#/$defs/CreateFacelessVideoRequest","$id":"https://media-api.local/components/request (first error)/createFacelessVideo"};
+const schema62 = {"type":"object","description":"Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written.","additionalProperties":false,"properties":{"prompt":{"type":"string","description":"Topic or brief; the service writes the script.","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"script":{"type":"string","description":"The exact narration to use.","maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"aspect_ratio":{"type":"string","enum":["9:16","16:9"],"default":"9:16"},"duration":{"type":"string","description":"Target length in seconds, as a string of digits (seed 4.5), e.g. \"26\"; 5 to 180 (400 naming duration otherwise). The video is within 10 % of it.","maxLength":3,"pattern":"^[1-9][0-9]{0,2}$","default":"26"},"image_style":{"$ref":"https://media-api.local/components#/$defs/FacelessImageStyle"},"voice_id":{"type":"string","description":"A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id).","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"language":{"type":"string","description":"Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language).","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"reference_image_urls":{"type":"array","description":"Public image URLs (PNG, JPEG or WebP) composited into the scenes, one per scene in turn. Fetched only through the guarded client: a private or loopback address is refused before anything is charged (400 naming the URL); a URL that fails later fails the video (refunded).","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"selected_ai_styles":{"type":"array","description":"Texture motifs drawn over every scene, in the order given (see FacelessAiStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessAiStyle"}},"selected_flux_dev_styles":{"type":"array","description":"Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessFluxDevStyle"}},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out)."},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema63 = {"type":"string","description":"The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.","enum":["cinematic","watercolor","comic","minimal","neon","vintage"],"default":"cinematic"};
+const schema64 = {"type":"string","description":"A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines.","enum":["bokeh","geometric","halftone","grain","light_leaks","scanlines"]};
+const schema65 = {"type":"string","description":"A colour grade applied to every scene (reference images included). warm: orange tint. cool: blue tint. high_contrast: stretched contrast. muted: desaturated. black_and_white: greyscale. vignette: darkened edges.","enum":["warm","cool","high_contrast","muted","black_and_white","vignette"]};
 const func0 = require("ajv/dist/runtime/equal").default;
 const pattern43 = new RegExp("^[1-9][0-9]{0,2}$", "u");
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2272,8 +2294,8 @@ data.duration = "26";
 }
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func21.call(schema60.properties, key0))){
-validate45.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func21.call(schema62.properties, key0))){
+validate47.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2285,18 +2307,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 8000){
-validate45.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 8000},message:"must NOT have more than 8000 characters"}];
+validate47.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 8000},message:"must NOT have more than 8000 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data0)){
-validate45.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate47.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2312,18 +2334,18 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func1(data1) > 10000){
-validate45.errors = [{instancePath:instancePath+"/script",schemaPath:"#/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
+validate47.errors = [{instancePath:instancePath+"/script",schemaPath:"#/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data1)){
-validate45.errors = [{instancePath:instancePath+"/script",schemaPath:"#/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate47.errors = [{instancePath:instancePath+"/script",schemaPath:"#/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2339,18 +2361,18 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func1(data2) > 200){
-validate45.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate47.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data2)){
-validate45.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate47.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2363,11 +2385,11 @@ if(valid0){
 let data3 = data.aspect_ratio;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate45.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data3 === "9:16") || (data3 === "16:9"))){
-validate45.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema60.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"}];
+validate47.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema62.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -2377,18 +2399,18 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data4 === "string"){
 if(func1(data4) > 3){
-validate45.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/maxLength",keyword:"maxLength",params:{limit: 3},message:"must NOT have more than 3 characters"}];
+validate47.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/maxLength",keyword:"maxLength",params:{limit: 3},message:"must NOT have more than 3 characters"}];
 return false;
 }
 else {
 if(!pattern43.test(data4)){
-validate45.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,2}$"},message:"must match pattern \""+"^[1-9][0-9]{0,2}$"+"\""}];
+validate47.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,2}$"},message:"must match pattern \""+"^[1-9][0-9]{0,2}$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/duration",schemaPath:"#/properties/duration/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2398,11 +2420,11 @@ if(data.image_style !== undefined){
 let data5 = data.image_style;
 const _errs12 = errors;
 if(typeof data5 !== "string"){
-validate45.errors = [{instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((data5 === "cinematic") || (data5 === "watercolor")) || (data5 === "comic")) || (data5 === "minimal")) || (data5 === "neon")) || (data5 === "vintage"))){
-validate45.errors = [{instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"}];
+validate47.errors = [{instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -2417,18 +2439,18 @@ const _errs15 = errors;
 if(errors === _errs15){
 if(typeof data6 === "string"){
 if(func1(data6) > 160){
-validate45.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate47.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(!pattern22.test(data6)){
-validate45.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""}];
+validate47.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2444,18 +2466,18 @@ const _errs17 = errors;
 if(errors === _errs17){
 if(typeof data7 === "string"){
 if(func1(data7) > 64){
-validate45.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate47.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data7)){
-validate45.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate47.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2471,7 +2493,7 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(Array.isArray(data8)){
 if(data8.length > 10){
-validate45.errors = [{instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+validate47.errors = [{instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
@@ -2484,24 +2506,24 @@ if(errors === _errs21){
 if(errors === _errs21){
 if(typeof data9 === "string"){
 if(func1(data9) > 2048){
-validate45.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate47.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern27.test(data9)){
-validate45.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate47.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data9))){
-validate45.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate47.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/reference_image_urls/" + i0,schemaPath:"#/properties/reference_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2514,7 +2536,7 @@ break;
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate47.errors = [{instancePath:instancePath+"/reference_image_urls",schemaPath:"#/properties/reference_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2530,7 +2552,7 @@ const _errs23 = errors;
 if(errors === _errs23){
 if(Array.isArray(data10)){
 if(data10.length > 6){
-validate45.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"}];
+validate47.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"}];
 return false;
 }
 else {
@@ -2540,11 +2562,11 @@ for(let i1=0; i1<len1; i1++){
 let data11 = data10[i1];
 const _errs25 = errors;
 if(typeof data11 !== "string"){
-validate45.errors = [{instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((data11 === "bokeh") || (data11 === "geometric")) || (data11 === "halftone")) || (data11 === "grain")) || (data11 === "light_leaks")) || (data11 === "scanlines"))){
-validate45.errors = [{instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/enum",keyword:"enum",params:{allowedValues: schema62.enum},message:"must be equal to one of the allowed values"}];
+validate47.errors = [{instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid3 = _errs25 === errors;
@@ -2560,7 +2582,7 @@ outer0:
 for(;i2--;){
 for(j0 = i2; j0--;){
 if(func0(data10[i2], data10[j0])){
-validate45.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)"}];
+validate47.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)"}];
 return false;
 break outer0;
 }
@@ -2571,7 +2593,7 @@ break outer0;
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate47.errors = [{instancePath:instancePath+"/selected_ai_styles",schemaPath:"#/properties/selected_ai_styles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2587,7 +2609,7 @@ const _errs28 = errors;
 if(errors === _errs28){
 if(Array.isArray(data12)){
 if(data12.length > 6){
-validate45.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"}];
+validate47.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"}];
 return false;
 }
 else {
@@ -2597,11 +2619,11 @@ for(let i3=0; i3<len2; i3++){
 let data13 = data12[i3];
 const _errs30 = errors;
 if(typeof data13 !== "string"){
-validate45.errors = [{instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((data13 === "warm") || (data13 === "cool")) || (data13 === "high_contrast")) || (data13 === "muted")) || (data13 === "black_and_white")) || (data13 === "vignette"))){
-validate45.errors = [{instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values"}];
+validate47.errors = [{instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid6 = _errs30 === errors;
@@ -2617,7 +2639,7 @@ outer1:
 for(;i4--;){
 for(j1 = i4; j1--;){
 if(func0(data12[i4], data12[j1])){
-validate45.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)"}];
+validate47.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)"}];
 return false;
 break outer1;
 }
@@ -2628,7 +2650,7 @@ break outer1;
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate47.errors = [{instancePath:instancePath+"/selected_flux_dev_styles",schemaPath:"#/properties/selected_flux_dev_styles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2641,24 +2663,25 @@ if(valid0){
 if(data.brand_kit_id !== undefined){
 let data14 = data.brand_kit_id;
 const _errs33 = errors;
+const _errs34 = errors;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-validate45.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate47.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs33){
+if(errors === _errs34){
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
-validate45.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate47.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data14 < 1 || isNaN(data14)){
-validate45.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate47.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data14))){
-validate45.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate47.errors = [{instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -2673,32 +2696,32 @@ var valid0 = true;
 if(valid0){
 if(data.idempotency_key !== undefined){
 let data15 = data.idempotency_key;
-const _errs35 = errors;
-if(errors === _errs35){
+const _errs36 = errors;
+if(errors === _errs36){
 if(typeof data15 === "string"){
 if(func1(data15) > 160){
-validate45.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate47.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(func1(data15) < 1){
-validate45.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate47.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern31.test(data15)){
-validate45.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
+validate47.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate47.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs35 === errors;
+var valid0 = _errs36 === errors;
 }
 else {
 var valid0 = true;
@@ -2718,49 +2741,49 @@ var valid0 = true;
 }
 }
 else {
-validate45.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate47.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate45.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/createFacelessVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration = validate47;
-const schema64 = {"$ref":"https://media-api.local/components#/$defs/CreateReferenceInspirationRequest","$id":"https://media-api.local/components/request (first error)/createReferenceInspiration"};
-const schema65 = {"type":"object","description":"Body of POST /reference-inspirations. Image references: 1 to 10 images in total from image_urls and images. Video references (media_kind video): video_url is required and no images are given. Inline images count toward the request body size limit (413); send many or large images as image_urls.","additionalProperties":false,"required":["template_slug","media_kind"],"properties":{"template_slug":{"type":"string","description":"The target template (reference_template_targets[].template_slug or a suggestion).","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","description":"private references are usable at once; public ones are reviewed before others see them.","enum":["private","public"],"default":"private"},"label":{"type":"string","description":"User-facing label.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"image_urls":{"type":"array","description":"Existing public image URLs.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"images":{"type":"array","description":"Inline images.","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/InlineReferenceImage"}},"video_url":{"type":"string","format":"uri","description":"Public video URL; required when media_kind is video.","maxLength":2048,"pattern":"^https?://"},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema66 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
-const schema67 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
-const schema68 = {"type":"object","description":"An inline image of a reference; PNG, JPEG or WebP, at most about 10 MB decoded.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","description":"Original filename.","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"MIME type; detected from the bytes when omitted (and must match them when given).","enum":["image/png","image/jpeg","image/webp"]},"data":{"type":"string","description":"Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded.","minLength":4,"maxLength":14000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
+exports.createReferenceInspiration = validate49;
+const schema67 = {"$ref":"https://media-api.local/components#/$defs/CreateReferenceInspirationRequest","$id":"https://media-api.local/components/request (first error)/createReferenceInspiration"};
+const schema68 = {"type":"object","description":"Body of POST /reference-inspirations. Image references: 1 to 10 images in total from image_urls and images. Video references (media_kind video): video_url is required and no images are given. Inline images count toward the request body size limit (413); send many or large images as image_urls.","additionalProperties":false,"required":["template_slug","media_kind"],"properties":{"template_slug":{"type":"string","description":"The target template (reference_template_targets[].template_slug or a suggestion).","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","description":"private references are usable at once; public ones are reviewed before others see them.","enum":["private","public"],"default":"private"},"label":{"type":"string","description":"User-facing label.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"image_urls":{"type":"array","description":"Existing public image URLs.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"images":{"type":"array","description":"Inline images.","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/InlineReferenceImage"}},"video_url":{"type":"string","format":"uri","description":"Public video URL; required when media_kind is video.","maxLength":2048,"pattern":"^https?://"},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema69 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
+const schema70 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
+const schema71 = {"type":"object","description":"An inline image of a reference; PNG, JPEG or WebP, at most about 10 MB decoded.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","description":"Original filename.","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"MIME type; detected from the bytes when omitted (and must match them when given).","enum":["image/png","image/jpeg","image/webp"]},"data":{"type":"string","description":"Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded.","minLength":4,"maxLength":14000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
 const pattern51 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
 const pattern52 = new RegExp("^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$", "u");
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2774,14 +2797,14 @@ data.visibility = "private";
 }
 let missing0;
 if(((data.template_slug === undefined) && (missing0 = "template_slug")) || ((data.media_kind === undefined) && (missing0 = "media_kind"))){
-validate48.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate50.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func21.call(schema65.properties, key0))){
-validate48.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func21.call(schema68.properties, key0))){
+validate50.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2793,18 +2816,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 160){
-validate48.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate50.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(!pattern20.test(data0)){
-validate48.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]*$"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/template_slug",schemaPath:"#/properties/template_slug/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2818,11 +2841,11 @@ if(data.template_category !== undefined){
 let data1 = data.template_category;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate48.errors = [{instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data1 === "static-ads") || (data1 === "video-templates")) || (data1 === "slideshow-carousel"))){
-validate48.errors = [{instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"}];
+validate50.errors = [{instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -2835,11 +2858,11 @@ if(data.media_kind !== undefined){
 let data2 = data.media_kind;
 const _errs7 = errors;
 if(typeof data2 !== "string"){
-validate48.errors = [{instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data2 === "image") || (data2 === "slideshow")) || (data2 === "video"))){
-validate48.errors = [{instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema67.enum},message:"must be equal to one of the allowed values"}];
+validate50.errors = [{instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -2851,11 +2874,11 @@ if(valid0){
 let data3 = data.visibility;
 const _errs10 = errors;
 if(typeof data3 !== "string"){
-validate48.errors = [{instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data3 === "private") || (data3 === "public"))){
-validate48.errors = [{instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema65.properties.visibility.enum},message:"must be equal to one of the allowed values"}];
+validate50.errors = [{instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema68.properties.visibility.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -2866,18 +2889,18 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data4 === "string"){
 if(func1(data4) > 200){
-validate48.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate50.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data4)){
-validate48.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2893,7 +2916,7 @@ const _errs14 = errors;
 if(errors === _errs14){
 if(Array.isArray(data5)){
 if(data5.length > 10){
-validate48.errors = [{instancePath:instancePath+"/image_urls",schemaPath:"#/properties/image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+validate50.errors = [{instancePath:instancePath+"/image_urls",schemaPath:"#/properties/image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
@@ -2906,24 +2929,24 @@ if(errors === _errs16){
 if(errors === _errs16){
 if(typeof data6 === "string"){
 if(func1(data6) > 2048){
-validate48.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate50.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern27.test(data6)){
-validate48.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data6))){
-validate48.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/image_urls/" + i0,schemaPath:"#/properties/image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2936,7 +2959,7 @@ break;
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/image_urls",schemaPath:"#/properties/image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate50.errors = [{instancePath:instancePath+"/image_urls",schemaPath:"#/properties/image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -2952,7 +2975,7 @@ const _errs18 = errors;
 if(errors === _errs18){
 if(Array.isArray(data7)){
 if(data7.length > 10){
-validate48.errors = [{instancePath:instancePath+"/images",schemaPath:"#/properties/images/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+validate50.errors = [{instancePath:instancePath+"/images",schemaPath:"#/properties/images/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
@@ -2966,14 +2989,14 @@ if(errors === _errs21){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 let missing1;
 if(((data8.filename === undefined) && (missing1 = "filename")) || ((data8.data === undefined) && (missing1 = "data"))){
-validate48.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs23 = errors;
 for(const key1 in data8){
 if(!(((key1 === "filename") || (key1 === "content_type")) || (key1 === "data"))){
-validate48.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2985,24 +3008,24 @@ const _errs24 = errors;
 if(errors === _errs24){
 if(typeof data9 === "string"){
 if(func1(data9) > 255){
-validate48.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
 if(func1(data9) < 1){
-validate48.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern51.test(data9)){
-validate48.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1+"/filename",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3016,11 +3039,11 @@ if(data8.content_type !== undefined){
 let data10 = data8.content_type;
 const _errs26 = errors;
 if(typeof data10 !== "string"){
-validate48.errors = [{instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data10 === "image/png") || (data10 === "image/jpeg")) || (data10 === "image/webp"))){
-validate48.errors = [{instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/enum",keyword:"enum",params:{allowedValues: schema68.properties.content_type.enum},message:"must be equal to one of the allowed values"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/enum",keyword:"enum",params:{allowedValues: schema71.properties.content_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid6 = _errs26 === errors;
@@ -3035,24 +3058,24 @@ const _errs28 = errors;
 if(errors === _errs28){
 if(typeof data11 === "string"){
 if(func1(data11) > 14000000){
-validate48.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/maxLength",keyword:"maxLength",params:{limit: 14000000},message:"must NOT have more than 14000000 characters"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/maxLength",keyword:"maxLength",params:{limit: 14000000},message:"must NOT have more than 14000000 characters"}];
 return false;
 }
 else {
 if(func1(data11) < 4){
-validate48.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/minLength",keyword:"minLength",params:{limit: 4},message:"must NOT have fewer than 4 characters"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/minLength",keyword:"minLength",params:{limit: 4},message:"must NOT have fewer than 4 characters"}];
 return false;
 }
 else {
 if(!pattern52.test(data11)){
-validate48.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/pattern",keyword:"pattern",params:{pattern: "^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"},message:"must match pattern \""+"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/pattern",keyword:"pattern",params:{pattern: "^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"},message:"must match pattern \""+"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1+"/data",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3067,7 +3090,7 @@ var valid6 = true;
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate50.errors = [{instancePath:instancePath+"/images/" + i1,schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3079,7 +3102,7 @@ break;
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/images",schemaPath:"#/properties/images/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate50.errors = [{instancePath:instancePath+"/images",schemaPath:"#/properties/images/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -3096,24 +3119,24 @@ if(errors === _errs30){
 if(errors === _errs30){
 if(typeof data12 === "string"){
 if(func1(data12) > 2048){
-validate48.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate50.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern27.test(data12)){
-validate48.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data12))){
-validate48.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/video_url",schemaPath:"#/properties/video_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3130,24 +3153,24 @@ const _errs32 = errors;
 if(errors === _errs32){
 if(typeof data13 === "string"){
 if(func1(data13) > 160){
-validate48.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate50.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(func1(data13) < 1){
-validate48.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate50.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern31.test(data13)){
-validate48.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3168,45 +3191,45 @@ var valid0 = true;
 }
 }
 else {
-validate48.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate50.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate48.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/createReferenceInspiration" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate48(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
-validate47.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo = validate50;
-const schema69 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorVideoRequest","$id":"https://media-api.local/components/request (first error)/createEditorVideo"};
-const schema70 = {"type":"object","description":"Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.","additionalProperties":false,"properties":{"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"Untitled video"},"aspect_ratio":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"}],"default":"9:16"},"fps":{"type":"number","minimum":1,"maximum":60,"default":30},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2}}};
-const schema71 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
+exports.createEditorVideo = validate52;
+const schema72 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorVideoRequest","$id":"https://media-api.local/components/request (first error)/createEditorVideo"};
+const schema73 = {"type":"object","description":"Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.","additionalProperties":false,"properties":{"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"Untitled video"},"aspect_ratio":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"}],"default":"9:16"},"fps":{"type":"number","minimum":1,"maximum":60,"default":30},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2}}};
+const schema74 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3227,7 +3250,7 @@ data.fps = 30;
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "title") || (key0 === "aspect_ratio")) || (key0 === "fps")) || (key0 === "width")) || (key0 === "height"))){
-validate51.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate53.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3238,18 +3261,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 200){
-validate51.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate53.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data0)){
-validate51.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate53.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate51.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate53.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3258,11 +3281,11 @@ if(valid0){
 let data1 = data.aspect_ratio;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate51.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate53.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data1 === "9:16") || (data1 === "16:9")) || (data1 === "1:1")) || (data1 === "4:5"))){
-validate51.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
+validate53.errors = [{instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -3272,18 +3295,18 @@ const _errs8 = errors;
 if(errors === _errs8){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 60 || isNaN(data2)){
-validate51.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60},message:"must be <= 60"}];
+validate53.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60},message:"must be <= 60"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate51.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate53.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 else {
-validate51.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate53.errors = [{instancePath:instancePath+"/fps",schemaPath:"#/properties/fps/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -3293,29 +3316,29 @@ if(data.width !== undefined){
 let data3 = data.width;
 const _errs10 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate51.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate53.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 4096 || isNaN(data3)){
-validate51.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"}];
+validate53.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"}];
 return false;
 }
 else {
 if(data3 < 16 || isNaN(data3)){
-validate51.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16"}];
+validate53.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16"}];
 return false;
 }
 else {
 let res0;
 if((2 === 0 || (res0 = data3/2, res0 !== parseInt(res0)))){
-validate51.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/multipleOf",keyword:"multipleOf",params:{multipleOf: 2},message:"must be multiple of 2"}];
+validate53.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/multipleOf",keyword:"multipleOf",params:{multipleOf: 2},message:"must be multiple of 2"}];
 return false;
 }
 else {
 if(!(formats0.validate(data3))){
-validate51.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate53.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -3333,29 +3356,29 @@ if(data.height !== undefined){
 let data4 = data.height;
 const _errs12 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate51.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate53.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 4096 || isNaN(data4)){
-validate51.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"}];
+validate53.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4096},message:"must be <= 4096"}];
 return false;
 }
 else {
 if(data4 < 16 || isNaN(data4)){
-validate51.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16"}];
+validate53.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16"}];
 return false;
 }
 else {
 let res1;
 if((2 === 0 || (res1 = data4/2, res1 !== parseInt(res1)))){
-validate51.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/multipleOf",keyword:"multipleOf",params:{multipleOf: 2},message:"must be multiple of 2"}];
+validate53.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/multipleOf",keyword:"multipleOf",params:{multipleOf: 2},message:"must be multiple of 2"}];
 return false;
 }
 else {
 if(!(formats0.validate(data4))){
-validate51.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate53.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -3375,289 +3398,47 @@ var valid0 = true;
 }
 }
 else {
-validate51.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate51.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/createEditorVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate51(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
-validate50.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits = validate53;
-const schema72 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request (first error)/applyEditorEdits"};
-const schema73 = {"type":"object","description":"Body of PATCH /editor/videos/{id} (and its deprecated POST alias).","additionalProperties":false,"required":["operations"],"properties":{"instructions":{"type":"string","description":"The user's request in words; stored in the project's edit history.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operations":{"type":"array","description":"Applied in order, atomically (all or nothing).","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorOperation"}},"expected_version":{"type":"integer","format":"int64","description":"Optimistic concurrency guard: the version you read. When the project's version differs, nothing is applied and the answer is 400 bad_request with context.field body.expected_version and context.current_version.","minimum":1,"maximum":9007199254740991}}};
-const schema74 = {"type":"object","description":"One edit operation, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"https://media-api.local/components#/$defs/SetTitleOperation"},{"$ref":"https://media-api.local/components#/$defs/RemoveItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTimingOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemSourceOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAudioOperation"},{"$ref":"https://media-api.local/components#/$defs/SetAudioLevelsOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAnimationOperation"},{"$ref":"https://media-api.local/components#/$defs/ApplyItemTransitionOperation"},{"$ref":"https://media-api.local/components#/$defs/SplitItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTransformOperation"},{"$ref":"https://media-api.local/components#/$defs/MoveItemToTrackOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemLayerOrderOperation"},{"$ref":"https://media-api.local/components#/$defs/AddTextOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateTextOperation"},{"$ref":"https://media-api.local/components#/$defs/AddCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/AddSoundEffectOperation"},{"$ref":"https://media-api.local/components#/$defs/AddVoiceoverOperation"},{"$ref":"https://media-api.local/components#/$defs/GenerateCaptionsFromItemsOperation"}]};
-const schema121 = {"type":"object","description":"Renames the project.","additionalProperties":false,"required":["type","title"],"properties":{"type":{"type":"string","const":"set_title"},"title":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
-const schema122 = {"type":"object","description":"Adds a sound effect (audio_role sound_effect) from exactly one of: sound_effect_id (the built-in library, see the list_editor_sound_effects tool), media_id (library audio) or url (direct public HTTPS URL). duration_seconds defaults to the effect's length.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"add_sound_effect"},"sound_effect_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"url":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https://"},"media_id":{"type":"string","format":"uuid","maxLength":36},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0}}};
+exports.applyEditorEdits = validate55;
+const schema75 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request (first error)/applyEditorEdits"};
+const schema76 = {"type":"object","description":"Body of PATCH /editor/videos/{id} (and its deprecated POST alias).","additionalProperties":false,"required":["operations"],"properties":{"instructions":{"type":"string","description":"The user's request in words; stored in the project's edit history.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operations":{"type":"array","description":"Applied in order, atomically (all or nothing).","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorOperation"}},"expected_version":{"type":"integer","format":"int64","description":"Optimistic concurrency guard: the version you read. When the project's version differs, nothing is applied and the answer is 400 bad_request with context.field body.expected_version and context.current_version.","minimum":1,"maximum":9007199254740991}}};
+const schema77 = {"type":"object","description":"One edit operation, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"https://media-api.local/components#/$defs/SetTitleOperation"},{"$ref":"https://media-api.local/components#/$defs/RemoveItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTimingOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemSourceOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAudioOperation"},{"$ref":"https://media-api.local/components#/$defs/SetAudioLevelsOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAnimationOperation"},{"$ref":"https://media-api.local/components#/$defs/ApplyItemTransitionOperation"},{"$ref":"https://media-api.local/components#/$defs/SplitItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTransformOperation"},{"$ref":"https://media-api.local/components#/$defs/MoveItemToTrackOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemLayerOrderOperation"},{"$ref":"https://media-api.local/components#/$defs/AddTextOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateTextOperation"},{"$ref":"https://media-api.local/components#/$defs/AddCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/AddSoundEffectOperation"},{"$ref":"https://media-api.local/components#/$defs/AddVoiceoverOperation"},{"$ref":"https://media-api.local/components#/$defs/GenerateCaptionsFromItemsOperation"}]};
+const schema124 = {"type":"object","description":"Renames the project.","additionalProperties":false,"required":["type","title"],"properties":{"type":{"type":"string","const":"set_title"},"title":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema125 = {"type":"object","description":"Adds a sound effect (audio_role sound_effect) from exactly one of: sound_effect_id (the built-in library, see the list_editor_sound_effects tool), media_id (library audio) or url (direct public HTTPS URL). duration_seconds defaults to the effect's length.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"add_sound_effect"},"sound_effect_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"url":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https://"},"media_id":{"type":"string","format":"uuid","maxLength":36},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0}}};
 const pattern88 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
 const pattern89 = new RegExp("^https://", "u");
-const schema75 = {"type":"object","description":"Removes an item from the timeline (its media stays in the library).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"remove_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}};
-const schema76 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema78 = {"type":"object","description":"Removes an item from the timeline (its media stays in the library).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"remove_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}};
+const schema79 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
 const pattern57 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
-
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate56.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
-validate56.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "type") || (key0 === "item_id"))){
-validate56.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate56.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("remove_item" !== data0){
-validate56.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "remove_item"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.item_id !== undefined){
-let data1 = data.item_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 64){
-validate56.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func1(data1) < 1){
-validate56.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern57.test(data1)){
-validate56.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
-return false;
-}
-}
-}
-}
-else {
-validate56.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate56.errors = vErrors;
-return errors === 0;
-}
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema77 = {"type":"object","description":"Moves (from_seconds) and/or resizes (duration_seconds) an item on the timeline; give at least one.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_timing"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"from_seconds":{"type":"number","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400}}};
-
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate57.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
-validate57.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "from_seconds")) || (key0 === "duration_seconds"))){
-validate57.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate57.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("set_item_timing" !== data0){
-validate57.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_timing"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.item_id !== undefined){
-let data1 = data.item_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 64){
-validate57.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func1(data1) < 1){
-validate57.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern57.test(data1)){
-validate57.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
-return false;
-}
-}
-}
-}
-else {
-validate57.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.from_seconds !== undefined){
-let data2 = data.from_seconds;
-const _errs7 = errors;
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 14400 || isNaN(data2)){
-validate57.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate57.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate57.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.duration_seconds !== undefined){
-let data3 = data.duration_seconds;
-const _errs9 = errors;
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 14400 || isNaN(data3)){
-validate57.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
-return false;
-}
-else {
-if(data3 < 0.01 || isNaN(data3)){
-validate57.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
-return false;
-}
-}
-}
-else {
-validate57.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate57.errors = vErrors;
-return errors === 0;
-}
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema79 = {"type":"object","description":"Trims into a video or audio item's source (source_start_seconds) and/or changes its speed (playback_rate, 1 is normal); the timeline duration is kept.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_source"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"source_start_seconds":{"type":"number","minimum":0,"maximum":86400},"playback_rate":{"type":"number","minimum":0.25,"maximum":4}}};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3679,7 +3460,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "source_start_seconds")) || (key0 === "playback_rate"))){
+if(!((key0 === "type") || (key0 === "item_id"))){
 validate58.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3693,8 +3474,8 @@ if(typeof data0 !== "string"){
 validate58.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("set_item_source" !== data0){
-validate58.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_source"},message:"must be equal to constant"}];
+if("remove_item" !== data0){
+validate58.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "remove_item"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3736,62 +3517,6 @@ var valid0 = _errs4 === errors;
 else {
 var valid0 = true;
 }
-if(valid0){
-if(data.source_start_seconds !== undefined){
-let data2 = data.source_start_seconds;
-const _errs7 = errors;
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 86400 || isNaN(data2)){
-validate58.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate58.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate58.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.playback_rate !== undefined){
-let data3 = data.playback_rate;
-const _errs9 = errors;
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 4 || isNaN(data3)){
-validate58.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
-return false;
-}
-else {
-if(data3 < 0.25 || isNaN(data3)){
-validate58.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.25},message:"must be >= 0.25"}];
-return false;
-}
-}
-}
-else {
-validate58.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
 }
 }
 }
@@ -3806,7 +3531,7 @@ return errors === 0;
 }
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema81 = {"type":"object","description":"Sets one video or audio item's volume (dB, 0 unchanged, -60 silent) and fades.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_audio"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
+const schema80 = {"type":"object","description":"Moves (from_seconds) and/or resizes (duration_seconds) an item on the timeline; give at least one.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_timing"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"from_seconds":{"type":"number","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400}}};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3828,7 +3553,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "item_id")) || (key0 === "volume_db")) || (key0 === "audio_fade_in_seconds")) || (key0 === "audio_fade_out_seconds"))){
+if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "from_seconds")) || (key0 === "duration_seconds"))){
 validate59.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3842,8 +3567,8 @@ if(typeof data0 !== "string"){
 validate59.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("set_item_audio" !== data0){
-validate59.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_audio"},message:"must be equal to constant"}];
+if("set_item_timing" !== data0){
+validate59.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_timing"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3886,24 +3611,24 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.volume_db !== undefined){
-let data2 = data.volume_db;
+if(data.from_seconds !== undefined){
+let data2 = data.from_seconds;
 const _errs7 = errors;
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 12 || isNaN(data2)){
-validate59.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+if(data2 > 14400 || isNaN(data2)){
+validate59.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
-if(data2 < -60 || isNaN(data2)){
-validate59.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+if(data2 < 0 || isNaN(data2)){
+validate59.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate59.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate59.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -3913,24 +3638,24 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.audio_fade_in_seconds !== undefined){
-let data3 = data.audio_fade_in_seconds;
+if(data.duration_seconds !== undefined){
+let data3 = data.duration_seconds;
 const _errs9 = errors;
 if(errors === _errs9){
 if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 600 || isNaN(data3)){
-validate59.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+if(data3 > 14400 || isNaN(data3)){
+validate59.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
-if(data3 < 0 || isNaN(data3)){
-validate59.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(data3 < 0.01 || isNaN(data3)){
+validate59.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate59.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate59.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -3938,34 +3663,6 @@ var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.audio_fade_out_seconds !== undefined){
-let data4 = data.audio_fade_out_seconds;
-const _errs11 = errors;
-if(errors === _errs11){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 600 || isNaN(data4)){
-validate59.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate59.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate59.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -3983,8 +3680,7 @@ return errors === 0;
 }
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema83 = {"type":"object","description":"Sets volume and fades on many audio-bearing items at once, selected by item_ids, item_types and/or audio_roles (all given selectors must match; none selects every video and audio item), minus exclude_item_ids. For example duck music with audio_roles [music] and volume_db -18.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"set_audio_levels"},"item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"exclude_item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"item_types":{"type":"array","maxItems":2,"uniqueItems":true,"items":{"type":"string","enum":["video","audio"]}},"audio_roles":{"type":"array","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
-const schema86 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
+const schema82 = {"type":"object","description":"Trims into a video or audio item's source (source_start_seconds) and/or changes its speed (playback_rate, 1 is normal); the timeline duration is kept.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_source"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"source_start_seconds":{"type":"number","minimum":0,"maximum":86400},"playback_rate":{"type":"number","minimum":0.25,"maximum":4}}};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3999,14 +3695,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.type === undefined) && (missing0 = "type")){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
 validate60.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((((key0 === "type") || (key0 === "item_ids")) || (key0 === "exclude_item_ids")) || (key0 === "item_types")) || (key0 === "audio_roles")) || (key0 === "volume_db")) || (key0 === "audio_fade_in_seconds")) || (key0 === "audio_fade_out_seconds"))){
+if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "source_start_seconds")) || (key0 === "playback_rate"))){
 validate60.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4020,8 +3716,8 @@ if(typeof data0 !== "string"){
 validate60.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("set_audio_levels" !== data0){
-validate60.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_audio_levels"},message:"must be equal to constant"}];
+if("set_item_source" !== data0){
+validate60.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_source"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4030,55 +3726,31 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.item_ids !== undefined){
-let data1 = data.item_ids;
+if(data.item_id !== undefined){
+let data1 = data.item_id;
 const _errs4 = errors;
-if(errors === _errs4){
-if(Array.isArray(data1)){
-if(data1.length > 2000){
-validate60.errors = [{instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"}];
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+validate60.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-var valid1 = true;
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-let data2 = data1[i0];
-const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(func1(data2) > 64){
-validate60.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+if(func1(data1) < 1){
+validate60.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
-if(func1(data2) < 1){
-validate60.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern57.test(data2)){
-validate60.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(!pattern57.test(data1)){
+validate60.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate60.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs6 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate60.errors = [{instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate60.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4088,55 +3760,51 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.exclude_item_ids !== undefined){
-let data3 = data.exclude_item_ids;
+if(data.source_start_seconds !== undefined){
+let data2 = data.source_start_seconds;
+const _errs7 = errors;
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 86400 || isNaN(data2)){
+validate60.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate60.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate60.errors = [{instancePath:instancePath+"/source_start_seconds",schemaPath:"#/properties/source_start_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.playback_rate !== undefined){
+let data3 = data.playback_rate;
 const _errs9 = errors;
 if(errors === _errs9){
-if(Array.isArray(data3)){
-if(data3.length > 2000){
-validate60.errors = [{instancePath:instancePath+"/exclude_item_ids",schemaPath:"#/properties/exclude_item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"}];
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 4 || isNaN(data3)){
+validate60.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
 return false;
 }
 else {
-var valid3 = true;
-const len1 = data3.length;
-for(let i1=0; i1<len1; i1++){
-let data4 = data3[i1];
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
-if(typeof data4 === "string"){
-if(func1(data4) > 64){
-validate60.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func1(data4) < 1){
-validate60.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern57.test(data4)){
-validate60.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(data3 < 0.25 || isNaN(data3)){
+validate60.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.25},message:"must be >= 0.25"}];
 return false;
 }
 }
 }
-}
 else {
-validate60.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs11 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-else {
-validate60.errors = [{instancePath:instancePath+"/exclude_item_ids",schemaPath:"#/properties/exclude_item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate60.errors = [{instancePath:instancePath+"/playback_rate",schemaPath:"#/properties/playback_rate/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4144,209 +3812,6 @@ var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.item_types !== undefined){
-let data5 = data.item_types;
-const _errs14 = errors;
-if(errors === _errs14){
-if(Array.isArray(data5)){
-if(data5.length > 2){
-validate60.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
-return false;
-}
-else {
-var valid5 = true;
-const len2 = data5.length;
-for(let i2=0; i2<len2; i2++){
-let data6 = data5[i2];
-const _errs16 = errors;
-if(typeof data6 !== "string"){
-validate60.errors = [{instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((data6 === "video") || (data6 === "audio"))){
-validate60.errors = [{instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/enum",keyword:"enum",params:{allowedValues: schema83.properties.item_types.items.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
-}
-}
-if(valid5){
-let i3 = data5.length;
-let j0;
-if(i3 > 1){
-const indices0 = {};
-for(;i3--;){
-let item0 = data5[i3];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-validate60.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)"}];
-return false;
-break;
-}
-indices0[item0] = i3;
-}
-}
-}
-}
-}
-else {
-validate60.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.audio_roles !== undefined){
-let data7 = data.audio_roles;
-const _errs18 = errors;
-if(errors === _errs18){
-if(Array.isArray(data7)){
-if(data7.length > 6){
-validate60.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"}];
-return false;
-}
-else {
-var valid7 = true;
-const len3 = data7.length;
-for(let i4=0; i4<len3; i4++){
-let data8 = data7[i4];
-const _errs20 = errors;
-if(typeof data8 !== "string"){
-validate60.errors = [{instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
-validate60.errors = [{instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid7 = _errs20 === errors;
-if(!valid7){
-break;
-}
-}
-if(valid7){
-let i5 = data7.length;
-let j1;
-if(i5 > 1){
-outer0:
-for(;i5--;){
-for(j1 = i5; j1--;){
-if(func0(data7[i5], data7[j1])){
-validate60.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i5+" are identical)"}];
-return false;
-break outer0;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate60.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs18 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.volume_db !== undefined){
-let data9 = data.volume_db;
-const _errs23 = errors;
-if(errors === _errs23){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 12 || isNaN(data9)){
-validate60.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
-return false;
-}
-else {
-if(data9 < -60 || isNaN(data9)){
-validate60.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
-return false;
-}
-}
-}
-else {
-validate60.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs23 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.audio_fade_in_seconds !== undefined){
-let data10 = data.audio_fade_in_seconds;
-const _errs25 = errors;
-if(errors === _errs25){
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 600 || isNaN(data10)){
-validate60.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
-return false;
-}
-else {
-if(data10 < 0 || isNaN(data10)){
-validate60.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate60.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs25 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.audio_fade_out_seconds !== undefined){
-let data11 = data.audio_fade_out_seconds;
-const _errs27 = errors;
-if(errors === _errs27){
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 600 || isNaN(data11)){
-validate60.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
-return false;
-}
-else {
-if(data11 < 0 || isNaN(data11)){
-validate60.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate60.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs27 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
 }
 }
 }
@@ -4364,110 +3829,7 @@ return errors === 0;
 }
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema87 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
-const schema89 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
-const schema90 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
-
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate62.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.duration_seconds === undefined){
-data.duration_seconds = 0.5;
-}
-let missing0;
-if((data.type === undefined) && (missing0 = "type")){
-validate62.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "duration_seconds")) || (key0 === "direction"))){
-validate62.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate62.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap")) || (data0 === "pan"))){
-validate62.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-let data1 = data.duration_seconds;
-const _errs5 = errors;
-if(errors === _errs5){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 10 || isNaN(data1)){
-validate62.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
-return false;
-}
-else {
-if(data1 < 0.05 || isNaN(data1)){
-validate62.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.05},message:"must be >= 0.05"}];
-return false;
-}
-}
-}
-else {
-validate62.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-if(valid0){
-if(data.direction !== undefined){
-let data2 = data.direction;
-const _errs7 = errors;
-if(typeof data2 !== "string"){
-validate62.errors = [{instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data2 === "left") || (data2 === "right")) || (data2 === "up")) || (data2 === "down"))){
-validate62.errors = [{instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema89.properties.direction.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate62.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate62.errors = vErrors;
-return errors === 0;
-}
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
+const schema84 = {"type":"object","description":"Sets one video or audio item's volume (dB, 0 unchanged, -60 silent) and fades.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_audio"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4489,7 +3851,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "enter")) || (key0 === "exit"))){
+if(!(((((key0 === "type") || (key0 === "item_id")) || (key0 === "volume_db")) || (key0 === "audio_fade_in_seconds")) || (key0 === "audio_fade_out_seconds"))){
 validate61.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4503,8 +3865,8 @@ if(typeof data0 !== "string"){
 validate61.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("set_item_animation" !== data0){
-validate61.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_animation"},message:"must be equal to constant"}];
+if("set_item_audio" !== data0){
+validate61.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_audio"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4547,6 +3909,667 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.volume_db !== undefined){
+let data2 = data.volume_db;
+const _errs7 = errors;
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 12 || isNaN(data2)){
+validate61.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+return false;
+}
+else {
+if(data2 < -60 || isNaN(data2)){
+validate61.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.audio_fade_in_seconds !== undefined){
+let data3 = data.audio_fade_in_seconds;
+const _errs9 = errors;
+if(errors === _errs9){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 600 || isNaN(data3)){
+validate61.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate61.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.audio_fade_out_seconds !== undefined){
+let data4 = data.audio_fade_out_seconds;
+const _errs11 = errors;
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 600 || isNaN(data4)){
+validate61.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate61.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate61.errors = vErrors;
+return errors === 0;
+}
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema86 = {"type":"object","description":"Sets volume and fades on many audio-bearing items at once, selected by item_ids, item_types and/or audio_roles (all given selectors must match; none selects every video and audio item), minus exclude_item_ids. For example duck music with audio_roles [music] and volume_db -18.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"set_audio_levels"},"item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"exclude_item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"item_types":{"type":"array","maxItems":2,"uniqueItems":true,"items":{"type":"string","enum":["video","audio"]}},"audio_roles":{"type":"array","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
+const schema89 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
+
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate62.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+validate62.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((((key0 === "type") || (key0 === "item_ids")) || (key0 === "exclude_item_ids")) || (key0 === "item_types")) || (key0 === "audio_roles")) || (key0 === "volume_db")) || (key0 === "audio_fade_in_seconds")) || (key0 === "audio_fade_out_seconds"))){
+validate62.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate62.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("set_audio_levels" !== data0){
+validate62.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_audio_levels"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_ids !== undefined){
+let data1 = data.item_ids;
+const _errs4 = errors;
+if(errors === _errs4){
+if(Array.isArray(data1)){
+if(data1.length > 2000){
+validate62.errors = [{instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+validate62.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data2) < 1){
+validate62.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern57.test(data2)){
+validate62.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate62.errors = [{instancePath:instancePath+"/item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs6 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate62.errors = [{instancePath:instancePath+"/item_ids",schemaPath:"#/properties/item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.exclude_item_ids !== undefined){
+let data3 = data.exclude_item_ids;
+const _errs9 = errors;
+if(errors === _errs9){
+if(Array.isArray(data3)){
+if(data3.length > 2000){
+validate62.errors = [{instancePath:instancePath+"/exclude_item_ids",schemaPath:"#/properties/exclude_item_ids/maxItems",keyword:"maxItems",params:{limit: 2000},message:"must NOT have more than 2000 items"}];
+return false;
+}
+else {
+var valid3 = true;
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(func1(data4) > 64){
+validate62.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data4) < 1){
+validate62.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern57.test(data4)){
+validate62.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate62.errors = [{instancePath:instancePath+"/exclude_item_ids/" + i1,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs11 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+else {
+validate62.errors = [{instancePath:instancePath+"/exclude_item_ids",schemaPath:"#/properties/exclude_item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_types !== undefined){
+let data5 = data.item_types;
+const _errs14 = errors;
+if(errors === _errs14){
+if(Array.isArray(data5)){
+if(data5.length > 2){
+validate62.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"}];
+return false;
+}
+else {
+var valid5 = true;
+const len2 = data5.length;
+for(let i2=0; i2<len2; i2++){
+let data6 = data5[i2];
+const _errs16 = errors;
+if(typeof data6 !== "string"){
+validate62.errors = [{instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data6 === "video") || (data6 === "audio"))){
+validate62.errors = [{instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/enum",keyword:"enum",params:{allowedValues: schema86.properties.item_types.items.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid5 = _errs16 === errors;
+if(!valid5){
+break;
+}
+}
+if(valid5){
+let i3 = data5.length;
+let j0;
+if(i3 > 1){
+const indices0 = {};
+for(;i3--;){
+let item0 = data5[i3];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+validate62.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)"}];
+return false;
+break;
+}
+indices0[item0] = i3;
+}
+}
+}
+}
+}
+else {
+validate62.errors = [{instancePath:instancePath+"/item_types",schemaPath:"#/properties/item_types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.audio_roles !== undefined){
+let data7 = data.audio_roles;
+const _errs18 = errors;
+if(errors === _errs18){
+if(Array.isArray(data7)){
+if(data7.length > 6){
+validate62.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items"}];
+return false;
+}
+else {
+var valid7 = true;
+const len3 = data7.length;
+for(let i4=0; i4<len3; i4++){
+let data8 = data7[i4];
+const _errs20 = errors;
+if(typeof data8 !== "string"){
+validate62.errors = [{instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
+validate62.errors = [{instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid7 = _errs20 === errors;
+if(!valid7){
+break;
+}
+}
+if(valid7){
+let i5 = data7.length;
+let j1;
+if(i5 > 1){
+outer0:
+for(;i5--;){
+for(j1 = i5; j1--;){
+if(func0(data7[i5], data7[j1])){
+validate62.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i5+" are identical)"}];
+return false;
+break outer0;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate62.errors = [{instancePath:instancePath+"/audio_roles",schemaPath:"#/properties/audio_roles/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.volume_db !== undefined){
+let data9 = data.volume_db;
+const _errs23 = errors;
+if(errors === _errs23){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 12 || isNaN(data9)){
+validate62.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+return false;
+}
+else {
+if(data9 < -60 || isNaN(data9)){
+validate62.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+return false;
+}
+}
+}
+else {
+validate62.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs23 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.audio_fade_in_seconds !== undefined){
+let data10 = data.audio_fade_in_seconds;
+const _errs25 = errors;
+if(errors === _errs25){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 600 || isNaN(data10)){
+validate62.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+return false;
+}
+else {
+if(data10 < 0 || isNaN(data10)){
+validate62.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate62.errors = [{instancePath:instancePath+"/audio_fade_in_seconds",schemaPath:"#/properties/audio_fade_in_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs25 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.audio_fade_out_seconds !== undefined){
+let data11 = data.audio_fade_out_seconds;
+const _errs27 = errors;
+if(errors === _errs27){
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 600 || isNaN(data11)){
+validate62.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+return false;
+}
+else {
+if(data11 < 0 || isNaN(data11)){
+validate62.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate62.errors = [{instancePath:instancePath+"/audio_fade_out_seconds",schemaPath:"#/properties/audio_fade_out_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate62.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate62.errors = vErrors;
+return errors === 0;
+}
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema90 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
+const schema92 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
+const schema93 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
+
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate64.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.duration_seconds === undefined){
+data.duration_seconds = 0.5;
+}
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+validate64.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "duration_seconds")) || (key0 === "direction"))){
+validate64.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate64.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap")) || (data0 === "pan"))){
+validate64.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema93.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+let data1 = data.duration_seconds;
+const _errs5 = errors;
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 10 || isNaN(data1)){
+validate64.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
+return false;
+}
+else {
+if(data1 < 0.05 || isNaN(data1)){
+validate64.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.05},message:"must be >= 0.05"}];
+return false;
+}
+}
+}
+else {
+validate64.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+if(valid0){
+if(data.direction !== undefined){
+let data2 = data.direction;
+const _errs7 = errors;
+if(typeof data2 !== "string"){
+validate64.errors = [{instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data2 === "left") || (data2 === "right")) || (data2 === "up")) || (data2 === "down"))){
+validate64.errors = [{instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema92.properties.direction.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate64.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate64.errors = vErrors;
+return errors === 0;
+}
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate63.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
+validate63.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "enter")) || (key0 === "exit"))){
+validate63.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate63.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("set_item_animation" !== data0){
+validate63.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_animation"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+let data1 = data.item_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+validate63.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data1) < 1){
+validate63.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern57.test(data1)){
+validate63.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate63.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.enter !== undefined){
 let data2 = data.enter;
 const _errs7 = errors;
@@ -4554,8 +4577,8 @@ const _errs8 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs9 = errors;
-if(!(validate62(data2, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate64(data2, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs9 === errors;
@@ -4594,7 +4617,7 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate61.errors = vErrors;
+validate63.errors = vErrors;
 return false;
 }
 else {
@@ -4621,8 +4644,8 @@ const _errs13 = errors;
 let valid3 = false;
 let passing1 = null;
 const _errs14 = errors;
-if(!(validate62(data3, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate64(data3, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs14 === errors;
@@ -4661,7 +4684,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate61.errors = vErrors;
+validate63.errors = vErrors;
 return false;
 }
 else {
@@ -4687,21 +4710,21 @@ var valid0 = true;
 }
 }
 else {
-validate61.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate61.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema91 = {"type":"object","description":"Transition between two items: moves the incoming item (to_item_id) earlier so it overlaps the outgoing one (from_item_id) by overlap_seconds, and sets the incoming item's enter animation and the outgoing item's exit animation (default: fade both over the overlap).","additionalProperties":false,"required":["type","from_item_id","to_item_id"],"properties":{"type":{"type":"string","const":"apply_item_transition"},"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"to_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10,"default":0.5},"enter":{"$ref":"https://media-api.local/components#/$defs/Animation"},"exit":{"$ref":"https://media-api.local/components#/$defs/Animation"}}};
+const schema94 = {"type":"object","description":"Transition between two items: moves the incoming item (to_item_id) earlier so it overlaps the outgoing one (from_item_id) by overlap_seconds, and sets the incoming item's enter animation and the outgoing item's exit animation (default: fade both over the overlap).","additionalProperties":false,"required":["type","from_item_id","to_item_id"],"properties":{"type":{"type":"string","const":"apply_item_transition"},"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"to_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10,"default":0.5},"enter":{"$ref":"https://media-api.local/components#/$defs/Animation"},"exit":{"$ref":"https://media-api.local/components#/$defs/Animation"}}};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4715,14 +4738,14 @@ data.overlap_seconds = 0.5;
 }
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.from_item_id === undefined) && (missing0 = "from_item_id"))) || ((data.to_item_id === undefined) && (missing0 = "to_item_id"))){
-validate65.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate67.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "type") || (key0 === "from_item_id")) || (key0 === "to_item_id")) || (key0 === "overlap_seconds")) || (key0 === "enter")) || (key0 === "exit"))){
-validate65.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate67.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4732,11 +4755,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate65.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate67.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("apply_item_transition" !== data0){
-validate65.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "apply_item_transition"},message:"must be equal to constant"}];
+validate67.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "apply_item_transition"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4752,24 +4775,24 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 64){
-validate65.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate67.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data1) < 1){
-validate65.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate67.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern57.test(data1)){
-validate65.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+validate67.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate65.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate67.errors = [{instancePath:instancePath+"/from_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4786,24 +4809,24 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(func1(data2) > 64){
-validate65.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate67.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data2) < 1){
-validate65.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate67.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern57.test(data2)){
-validate65.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+validate67.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate65.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate67.errors = [{instancePath:instancePath+"/to_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4818,18 +4841,18 @@ const _errs10 = errors;
 if(errors === _errs10){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 10 || isNaN(data3)){
-validate65.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
+validate67.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate65.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate67.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate65.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate67.errors = [{instancePath:instancePath+"/overlap_seconds",schemaPath:"#/properties/overlap_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4837,8 +4860,8 @@ var valid0 = _errs10 === errors;
 if(valid0){
 if(data.enter !== undefined){
 const _errs12 = errors;
-if(!(validate62(data.enter, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate64(data.enter, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs12 === errors;
@@ -4849,8 +4872,8 @@ var valid0 = true;
 if(valid0){
 if(data.exit !== undefined){
 const _errs13 = errors;
-if(!(validate62(data.exit, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate64(data.exit, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs13 === errors;
@@ -4867,371 +4890,16 @@ var valid0 = true;
 }
 }
 else {
-validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate67.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate65.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema94 = {"type":"object","description":"Splits an item at a timeline time (strictly inside the item) into two items whose sources continue; the first keeps item_id, the second gets a new id (see applied_operations).","additionalProperties":false,"required":["type","item_id","at_seconds"],"properties":{"type":{"type":"string","const":"split_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"at_seconds":{"type":"number","description":"Timeline time of the cut.","minimum":0,"maximum":14400}}};
-
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate68.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.at_seconds === undefined) && (missing0 = "at_seconds"))){
-validate68.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "at_seconds"))){
-validate68.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate68.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("split_item" !== data0){
-validate68.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "split_item"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.item_id !== undefined){
-let data1 = data.item_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 64){
-validate68.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func1(data1) < 1){
-validate68.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern57.test(data1)){
-validate68.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
-return false;
-}
-}
-}
-}
-else {
-validate68.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.at_seconds !== undefined){
-let data2 = data.at_seconds;
-const _errs7 = errors;
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 14400 || isNaN(data2)){
-validate68.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate68.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate68.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate68.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate68.errors = vErrors;
-return errors === 0;
-}
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema96 = {"type":"object","description":"Sets a visual item's placement in fractions of the frame (see Transform); omitted fields are unchanged.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_transform"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
-
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate69.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
-validate69.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "type") || (key0 === "item_id")) || (key0 === "left")) || (key0 === "top")) || (key0 === "width")) || (key0 === "height")) || (key0 === "opacity"))){
-validate69.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate69.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("set_item_transform" !== data0){
-validate69.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_transform"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.item_id !== undefined){
-let data1 = data.item_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 64){
-validate69.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func1(data1) < 1){
-validate69.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern57.test(data1)){
-validate69.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
-return false;
-}
-}
-}
-}
-else {
-validate69.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.left !== undefined){
-let data2 = data.left;
-const _errs7 = errors;
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 2 || isNaN(data2)){
-validate69.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
-return false;
-}
-else {
-if(data2 < -2 || isNaN(data2)){
-validate69.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2},message:"must be >= -2"}];
-return false;
-}
-}
-}
-else {
-validate69.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.top !== undefined){
-let data3 = data.top;
-const _errs9 = errors;
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 2 || isNaN(data3)){
-validate69.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
-return false;
-}
-else {
-if(data3 < -2 || isNaN(data3)){
-validate69.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2},message:"must be >= -2"}];
-return false;
-}
-}
-}
-else {
-validate69.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.width !== undefined){
-let data4 = data.width;
-const _errs11 = errors;
-if(errors === _errs11){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 4 || isNaN(data4)){
-validate69.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
-return false;
-}
-else {
-if(data4 < 0.01 || isNaN(data4)){
-validate69.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
-return false;
-}
-}
-}
-else {
-validate69.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.height !== undefined){
-let data5 = data.height;
-const _errs13 = errors;
-if(errors === _errs13){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 4 || isNaN(data5)){
-validate69.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
-return false;
-}
-else {
-if(data5 < 0.01 || isNaN(data5)){
-validate69.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
-return false;
-}
-}
-}
-else {
-validate69.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.opacity !== undefined){
-let data6 = data.opacity;
-const _errs15 = errors;
-if(errors === _errs15){
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 1 || isNaN(data6)){
-validate69.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
-return false;
-}
-else {
-if(data6 < 0 || isNaN(data6)){
-validate69.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-else {
-validate69.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate69.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate69.errors = vErrors;
-return errors === 0;
-}
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema98 = {"type":"object","description":"Moves an item to another track of a compatible type.","additionalProperties":false,"required":["type","item_id","track_id"],"properties":{"type":{"type":"string","const":"move_item_to_track"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"}}};
-const schema100 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema97 = {"type":"object","description":"Splits an item at a timeline time (strictly inside the item) into two items whose sources continue; the first keeps item_id, the second gets a new id (see applied_operations).","additionalProperties":false,"required":["type","item_id","at_seconds"],"properties":{"type":{"type":"string","const":"split_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"at_seconds":{"type":"number","description":"Timeline time of the cut.","minimum":0,"maximum":14400}}};
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5246,14 +4914,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.track_id === undefined) && (missing0 = "track_id"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.at_seconds === undefined) && (missing0 = "at_seconds"))){
 validate70.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "track_id"))){
+if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "at_seconds"))){
 validate70.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5267,8 +4935,8 @@ if(typeof data0 !== "string"){
 validate70.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("move_item_to_track" !== data0){
-validate70.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "move_item_to_track"},message:"must be equal to constant"}];
+if("split_item" !== data0){
+validate70.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "split_item"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5311,31 +4979,24 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.track_id !== undefined){
-let data2 = data.track_id;
+if(data.at_seconds !== undefined){
+let data2 = data.at_seconds;
 const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 64){
-validate70.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 14400 || isNaN(data2)){
+validate70.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
-if(func1(data2) < 1){
-validate70.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-else {
-if(!pattern57.test(data2)){
-validate70.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+if(data2 < 0 || isNaN(data2)){
+validate70.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
-}
 else {
-validate70.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate70.errors = [{instancePath:instancePath+"/at_seconds",schemaPath:"#/properties/at_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5359,7 +5020,7 @@ return errors === 0;
 }
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema101 = {"type":"object","description":"Changes an item's z-order: front (above every item), back (below every item), forward (one step up) or backward (one step down).","additionalProperties":false,"required":["type","item_id","position"],"properties":{"type":{"type":"string","const":"set_item_layer_order"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"position":{"type":"string","enum":["front","back","forward","backward"]}}};
+const schema99 = {"type":"object","description":"Sets a visual item's placement in fractions of the frame (see Transform); omitted fields are unchanged.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_transform"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5374,14 +5035,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.position === undefined) && (missing0 = "position"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
 validate71.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "position"))){
+if(!(((((((key0 === "type") || (key0 === "item_id")) || (key0 === "left")) || (key0 === "top")) || (key0 === "width")) || (key0 === "height")) || (key0 === "opacity"))){
 validate71.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5395,8 +5056,8 @@ if(typeof data0 !== "string"){
 validate71.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("set_item_layer_order" !== data0){
-validate71.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_layer_order"},message:"must be equal to constant"}];
+if("set_item_transform" !== data0){
+validate71.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_transform"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5439,21 +5100,143 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.position !== undefined){
-let data2 = data.position;
+if(data.left !== undefined){
+let data2 = data.left;
 const _errs7 = errors;
-if(typeof data2 !== "string"){
-validate71.errors = [{instancePath:instancePath+"/position",schemaPath:"#/properties/position/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 2 || isNaN(data2)){
+validate71.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
 return false;
 }
-if(!((((data2 === "front") || (data2 === "back")) || (data2 === "forward")) || (data2 === "backward"))){
-validate71.errors = [{instancePath:instancePath+"/position",schemaPath:"#/properties/position/enum",keyword:"enum",params:{allowedValues: schema101.properties.position.enum},message:"must be equal to one of the allowed values"}];
+else {
+if(data2 < -2 || isNaN(data2)){
+validate71.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2},message:"must be >= -2"}];
 return false;
+}
+}
+}
+else {
+validate71.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.top !== undefined){
+let data3 = data.top;
+const _errs9 = errors;
+if(errors === _errs9){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+validate71.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
+return false;
+}
+else {
+if(data3 < -2 || isNaN(data3)){
+validate71.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2},message:"must be >= -2"}];
+return false;
+}
+}
+}
+else {
+validate71.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.width !== undefined){
+let data4 = data.width;
+const _errs11 = errors;
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 4 || isNaN(data4)){
+validate71.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
+return false;
+}
+else {
+if(data4 < 0.01 || isNaN(data4)){
+validate71.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+return false;
+}
+}
+}
+else {
+validate71.errors = [{instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.height !== undefined){
+let data5 = data.height;
+const _errs13 = errors;
+if(errors === _errs13){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 4 || isNaN(data5)){
+validate71.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"}];
+return false;
+}
+else {
+if(data5 < 0.01 || isNaN(data5)){
+validate71.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+return false;
+}
+}
+}
+else {
+validate71.errors = [{instancePath:instancePath+"/height",schemaPath:"#/properties/height/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.opacity !== undefined){
+let data6 = data.opacity;
+const _errs15 = errors;
+if(errors === _errs15){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 1 || isNaN(data6)){
+validate71.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data6 < 0 || isNaN(data6)){
+validate71.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate71.errors = [{instancePath:instancePath+"/opacity",schemaPath:"#/properties/opacity/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -5470,11 +5253,136 @@ return errors === 0;
 }
 validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema103 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema104 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
-const schema105 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
-const pattern72 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
-const pattern73 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
+const schema101 = {"type":"object","description":"Moves an item to another track of a compatible type.","additionalProperties":false,"required":["type","item_id","track_id"],"properties":{"type":{"type":"string","const":"move_item_to_track"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"}}};
+const schema103 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate72.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.track_id === undefined) && (missing0 = "track_id"))){
+validate72.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "track_id"))){
+validate72.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate72.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("move_item_to_track" !== data0){
+validate72.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "move_item_to_track"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+let data1 = data.item_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+validate72.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data1) < 1){
+validate72.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern57.test(data1)){
+validate72.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate72.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.track_id !== undefined){
+let data2 = data.track_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+validate72.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data2) < 1){
+validate72.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern57.test(data2)){
+validate72.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate72.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate72.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate72.errors = vErrors;
+return errors === 0;
+}
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema104 = {"type":"object","description":"Changes an item's z-order: front (above every item), back (below every item), forward (one step up) or backward (one step down).","additionalProperties":false,"required":["type","item_id","position"],"properties":{"type":{"type":"string","const":"set_item_layer_order"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"position":{"type":"string","enum":["front","back","forward","backward"]}}};
 
 function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5488,10 +5396,125 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.position === undefined) && (missing0 = "position"))){
+validate73.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func21.call(schema104.properties, key0))){
+if(!(((key0 === "type") || (key0 === "item_id")) || (key0 === "position"))){
 validate73.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate73.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("set_item_layer_order" !== data0){
+validate73.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "set_item_layer_order"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+let data1 = data.item_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+validate73.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data1) < 1){
+validate73.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+else {
+if(!pattern57.test(data1)){
+validate73.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+return false;
+}
+}
+}
+}
+else {
+validate73.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.position !== undefined){
+let data2 = data.position;
+const _errs7 = errors;
+if(typeof data2 !== "string"){
+validate73.errors = [{instancePath:instancePath+"/position",schemaPath:"#/properties/position/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data2 === "front") || (data2 === "back")) || (data2 === "forward")) || (data2 === "backward"))){
+validate73.errors = [{instancePath:instancePath+"/position",schemaPath:"#/properties/position/enum",keyword:"enum",params:{allowedValues: schema104.properties.position.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate73.errors = vErrors;
+return errors === 0;
+}
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema106 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema107 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
+const schema108 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
+const pattern72 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
+const pattern73 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
+
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate75.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const _errs1 = errors;
+for(const key0 in data){
+if(!(func21.call(schema107.properties, key0))){
+validate75.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5503,18 +5526,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 100){
-validate73.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate75.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern72.test(data0)){
-validate73.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"+"\""}];
+validate75.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/font_family",schemaPath:"#/properties/font_family/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5530,18 +5553,18 @@ const _errs4 = errors;
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 512 || isNaN(data1)){
-validate73.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 512},message:"must be <= 512"}];
+validate75.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 512},message:"must be <= 512"}];
 return false;
 }
 else {
 if(data1 < 4 || isNaN(data1)){
-validate73.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4},message:"must be >= 4"}];
+validate75.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4},message:"must be >= 4"}];
 return false;
 }
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate75.errors = [{instancePath:instancePath+"/font_size",schemaPath:"#/properties/font_size/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5555,29 +5578,29 @@ if(data.font_weight !== undefined){
 let data2 = data.font_weight;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate73.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate75.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 900 || isNaN(data2)){
-validate73.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/maximum",keyword:"maximum",params:{comparison: "<=", limit: 900},message:"must be <= 900"}];
+validate75.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/maximum",keyword:"maximum",params:{comparison: "<=", limit: 900},message:"must be <= 900"}];
 return false;
 }
 else {
 if(data2 < 100 || isNaN(data2)){
-validate73.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+validate75.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
 return false;
 }
 else {
 let res0;
 if((100 === 0 || (res0 = data2/100, res0 !== parseInt(res0)))){
-validate73.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/multipleOf",keyword:"multipleOf",params:{multipleOf: 100},message:"must be multiple of 100"}];
+validate75.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/multipleOf",keyword:"multipleOf",params:{multipleOf: 100},message:"must be multiple of 100"}];
 return false;
 }
 else {
 if(!(formats0.validate(data2))){
-validate73.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate75.errors = [{instancePath:instancePath+"/font_weight",schemaPath:"#/properties/font_weight/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -5598,18 +5621,18 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func1(data3) > 9){
-validate73.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
+validate75.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
 return false;
 }
 else {
 if(!pattern73.test(data3)){
-validate73.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
+validate75.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5626,18 +5649,18 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data4 === "string"){
 if(func1(data4) > 9){
-validate73.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
+validate75.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
 return false;
 }
 else {
 if(!pattern73.test(data4)){
-validate73.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
+validate75.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/background_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5654,18 +5677,18 @@ const _errs15 = errors;
 if(errors === _errs15){
 if(typeof data5 === "string"){
 if(func1(data5) > 9){
-validate73.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
+validate75.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
 return false;
 }
 else {
 if(!pattern73.test(data5)){
-validate73.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
+validate75.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/stroke_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5681,18 +5704,18 @@ const _errs17 = errors;
 if(errors === _errs17){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 50 || isNaN(data6)){
-validate73.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50"}];
+validate75.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50"}];
 return false;
 }
 else {
 if(data6 < 0 || isNaN(data6)){
-validate73.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate75.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate75.errors = [{instancePath:instancePath+"/stroke_width",schemaPath:"#/properties/stroke_width/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5706,11 +5729,11 @@ if(data.align !== undefined){
 let data7 = data.align;
 const _errs19 = errors;
 if(typeof data7 !== "string"){
-validate73.errors = [{instancePath:instancePath+"/align",schemaPath:"#/properties/align/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/align",schemaPath:"#/properties/align/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data7 === "left") || (data7 === "center")) || (data7 === "right"))){
-validate73.errors = [{instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema104.properties.align.enum},message:"must be equal to one of the allowed values"}];
+validate75.errors = [{instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema107.properties.align.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -5725,18 +5748,18 @@ const _errs21 = errors;
 if(errors === _errs21){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1 || isNaN(data8)){
-validate73.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate75.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate73.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate75.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate75.errors = [{instancePath:instancePath+"/top",schemaPath:"#/properties/top/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5752,18 +5775,18 @@ const _errs23 = errors;
 if(errors === _errs23){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 1 || isNaN(data9)){
-validate73.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate75.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data9 < 0 || isNaN(data9)){
-validate73.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate75.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate75.errors = [{instancePath:instancePath+"/left",schemaPath:"#/properties/left/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5780,18 +5803,18 @@ const _errs26 = errors;
 if(errors === _errs26){
 if(typeof data10 === "string"){
 if(func1(data10) > 9){
-validate73.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
+validate75.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/maxLength",keyword:"maxLength",params:{limit: 9},message:"must NOT have more than 9 characters"}];
 return false;
 }
 else {
 if(!pattern73.test(data10)){
-validate73.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
+validate75.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/pattern",keyword:"pattern",params:{pattern: "^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"},message:"must match pattern \""+"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/highlight_color",schemaPath:"https://media-api.local/components#/$defs/Color/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5805,11 +5828,11 @@ if(data.text_transform !== undefined){
 let data11 = data.text_transform;
 const _errs28 = errors;
 if(typeof data11 !== "string"){
-validate73.errors = [{instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data11 === "none") || (data11 === "uppercase")) || (data11 === "lowercase")) || (data11 === "capitalize"))){
-validate73.errors = [{instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema104.properties.text_transform.enum},message:"must be equal to one of the allowed values"}];
+validate75.errors = [{instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema107.properties.text_transform.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs28 === errors;
@@ -5831,20 +5854,20 @@ var valid0 = true;
 }
 }
 else {
-validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate75.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate73.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5861,14 +5884,14 @@ data.duration_seconds = 3;
 }
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
-validate72.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate74.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "text")) || (key0 === "from_seconds")) || (key0 === "duration_seconds")) || (key0 === "style"))){
-validate72.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate74.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5878,11 +5901,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate72.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate74.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("add_text" !== data0){
-validate72.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_text"},message:"must be equal to constant"}];
+validate74.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_text"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5897,24 +5920,24 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func1(data1) > 5000){
-validate72.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
+validate74.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
 if(func1(data1) < 1){
-validate72.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate74.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data1)){
-validate72.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate74.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate72.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate74.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5929,18 +5952,18 @@ const _errs6 = errors;
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 14400 || isNaN(data2)){
-validate72.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate74.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate72.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate74.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate72.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate74.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5951,18 +5974,18 @@ const _errs8 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 14400 || isNaN(data3)){
-validate72.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate74.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data3 < 0.01 || isNaN(data3)){
-validate72.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+validate74.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate72.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate74.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -5970,8 +5993,8 @@ var valid0 = _errs8 === errors;
 if(valid0){
 if(data.style !== undefined){
 const _errs10 = errors;
-if(!(validate73(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs10 === errors;
@@ -5987,21 +6010,21 @@ var valid0 = true;
 }
 }
 else {
-validate72.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate72.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema109 = {"type":"object","description":"Changes a text item's text and/or style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_text"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema112 = {"type":"object","description":"Changes a text item's text and/or style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_text"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6012,14 +6035,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
-validate75.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate77.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "text")) || (key0 === "style"))){
-validate75.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate77.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6029,11 +6052,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate75.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate77.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("update_text" !== data0){
-validate75.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "update_text"},message:"must be equal to constant"}];
+validate77.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "update_text"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -6049,24 +6072,24 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 64){
-validate75.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate77.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data1) < 1){
-validate75.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate77.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern57.test(data1)){
-validate75.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+validate77.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate75.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate77.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6082,24 +6105,24 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func1(data2) > 5000){
-validate75.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
+validate77.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
 if(func1(data2) < 1){
-validate75.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate77.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data2)){
-validate75.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate77.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate75.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate77.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6111,8 +6134,8 @@ var valid0 = true;
 if(valid0){
 if(data.style !== undefined){
 const _errs9 = errors;
-if(!(validate73(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs9 === errors;
@@ -6127,23 +6150,23 @@ var valid0 = true;
 }
 }
 else {
-validate75.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate77.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate75.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema111 = {"type":"object","description":"Adds a captions item on a front layer from caption cues (times relative to from_seconds). duration_seconds defaults to the end of the last cue.","additionalProperties":false,"required":["type","captions"],"properties":{"type":{"type":"string","const":"add_captions"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema112 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
-const schema113 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
+const schema114 = {"type":"object","description":"Adds a captions item on a front layer from caption cues (times relative to from_seconds). duration_seconds defaults to the end of the last cue.","additionalProperties":false,"required":["type","captions"],"properties":{"type":{"type":"string","const":"add_captions"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema115 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
+const schema116 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6154,14 +6177,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.text === undefined) && (missing0 = "text")) || ((data.startMs === undefined) && (missing0 = "startMs"))) || ((data.endMs === undefined) && (missing0 = "endMs"))){
-validate78.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate80.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "text") || (key0 === "startMs")) || (key0 === "endMs")) || (key0 === "timestampMs")) || (key0 === "confidence")) || (key0 === "words"))){
-validate78.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate80.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6173,24 +6196,24 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 500){
-validate78.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+validate80.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
 return false;
 }
 else {
 if(func1(data0) < 1){
-validate78.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate80.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data0)){
-validate78.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate80.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate78.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate80.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6204,23 +6227,23 @@ if(data.startMs !== undefined){
 let data1 = data.startMs;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate78.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate80.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 86400000 || isNaN(data1)){
-validate78.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
+validate80.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
 return false;
 }
 else {
 if(data1 < 0 || isNaN(data1)){
-validate78.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate80.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 if(!(formats0.validate(data1))){
-validate78.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate80.errors = [{instancePath:instancePath+"/startMs",schemaPath:"#/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -6237,23 +6260,23 @@ if(data.endMs !== undefined){
 let data2 = data.endMs;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate78.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate80.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 86400000 || isNaN(data2)){
-validate78.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
+validate80.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate78.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate80.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 if(!(formats0.validate(data2))){
-validate78.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate80.errors = [{instancePath:instancePath+"/endMs",schemaPath:"#/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -6270,23 +6293,23 @@ if(data.timestampMs !== undefined){
 let data3 = data.timestampMs;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate78.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate80.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 86400000 || isNaN(data3)){
-validate78.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
+validate80.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate78.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate80.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 if(!(formats0.validate(data3))){
-validate78.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate80.errors = [{instancePath:instancePath+"/timestampMs",schemaPath:"#/properties/timestampMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -6305,18 +6328,18 @@ const _errs10 = errors;
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 1 || isNaN(data4)){
-validate78.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate80.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate78.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate80.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate78.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate80.errors = [{instancePath:instancePath+"/confidence",schemaPath:"#/properties/confidence/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6332,7 +6355,7 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(Array.isArray(data5)){
 if(data5.length > 200){
-validate78.errors = [{instancePath:instancePath+"/words",schemaPath:"#/properties/words/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"}];
+validate80.errors = [{instancePath:instancePath+"/words",schemaPath:"#/properties/words/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"}];
 return false;
 }
 else {
@@ -6346,14 +6369,14 @@ if(errors === _errs15){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 let missing1;
 if((((data6.text === undefined) && (missing1 = "text")) || ((data6.startMs === undefined) && (missing1 = "startMs"))) || ((data6.endMs === undefined) && (missing1 = "endMs"))){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs17 = errors;
 for(const key1 in data6){
 if(!((((key1 === "text") || (key1 === "startMs")) || (key1 === "endMs")) || (key1 === "confidence"))){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6365,24 +6388,24 @@ const _errs18 = errors;
 if(errors === _errs18){
 if(typeof data7 === "string"){
 if(func1(data7) > 100){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(func1(data7) < 1){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data7)){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/text",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6396,23 +6419,23 @@ if(data6.startMs !== undefined){
 let data8 = data6.startMs;
 const _errs20 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs20){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 86400000 || isNaN(data8)){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 if(!(formats0.validate(data8))){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/startMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/startMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -6429,23 +6452,23 @@ if(data6.endMs !== undefined){
 let data9 = data6.endMs;
 const _errs22 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs22){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 86400000 || isNaN(data9)){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"}];
 return false;
 }
 else {
 if(data9 < 0 || isNaN(data9)){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 else {
 if(!(formats0.validate(data9))){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/endMs",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/endMs/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -6464,18 +6487,18 @@ const _errs24 = errors;
 if(errors === _errs24){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 1 || isNaN(data10)){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data10 < 0 || isNaN(data10)){
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate78.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0+"/confidence",schemaPath:"https://media-api.local/components#/$defs/CaptionWord/properties/confidence/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6491,7 +6514,7 @@ var valid3 = true;
 }
 }
 else {
-validate78.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate80.errors = [{instancePath:instancePath+"/words/" + i0,schemaPath:"https://media-api.local/components#/$defs/CaptionWord/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -6503,7 +6526,7 @@ break;
 }
 }
 else {
-validate78.errors = [{instancePath:instancePath+"/words",schemaPath:"#/properties/words/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate80.errors = [{instancePath:instancePath+"/words",schemaPath:"#/properties/words/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -6521,20 +6544,20 @@ var valid0 = true;
 }
 }
 else {
-validate78.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate80.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate78.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6548,14 +6571,14 @@ data.from_seconds = 0;
 }
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.captions === undefined) && (missing0 = "captions"))){
-validate77.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate79.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "captions")) || (key0 === "from_seconds")) || (key0 === "duration_seconds")) || (key0 === "style"))){
-validate77.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate79.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6565,11 +6588,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate77.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate79.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("add_captions" !== data0){
-validate77.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_captions"},message:"must be equal to constant"}];
+validate79.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_captions"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -6584,12 +6607,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(Array.isArray(data1)){
 if(data1.length > 5000){
-validate77.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/maxItems",keyword:"maxItems",params:{limit: 5000},message:"must NOT have more than 5000 items"}];
+validate79.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/maxItems",keyword:"maxItems",params:{limit: 5000},message:"must NOT have more than 5000 items"}];
 return false;
 }
 else {
 if(data1.length < 1){
-validate77.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate79.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -6597,8 +6620,8 @@ var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
-if(!(validate78(data1[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data1[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs6 === errors;
@@ -6610,7 +6633,7 @@ break;
 }
 }
 else {
-validate77.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate79.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -6625,18 +6648,18 @@ const _errs7 = errors;
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 14400 || isNaN(data3)){
-validate77.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate79.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate77.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate79.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate77.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate79.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6648,18 +6671,18 @@ const _errs9 = errors;
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 14400 || isNaN(data4)){
-validate77.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate79.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data4 < 0.01 || isNaN(data4)){
-validate77.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+validate79.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate77.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate79.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6671,8 +6694,8 @@ var valid0 = true;
 if(valid0){
 if(data.style !== undefined){
 const _errs11 = errors;
-if(!(validate73(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs11 === errors;
@@ -6688,21 +6711,21 @@ var valid0 = true;
 }
 }
 else {
-validate77.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate77.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema114 = {"type":"object","description":"Replaces a captions item's cues and/or changes its style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_captions"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema117 = {"type":"object","description":"Replaces a captions item's cues and/or changes its style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_captions"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6713,14 +6736,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.item_id === undefined) && (missing0 = "item_id"))){
-validate81.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate83.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "item_id")) || (key0 === "captions")) || (key0 === "style"))){
-validate81.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate83.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6730,11 +6753,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate81.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate83.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("update_captions" !== data0){
-validate81.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "update_captions"},message:"must be equal to constant"}];
+validate83.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "update_captions"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -6750,24 +6773,24 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 64){
-validate81.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate83.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data1) < 1){
-validate81.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate83.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern57.test(data1)){
-validate81.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+validate83.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate81.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate83.errors = [{instancePath:instancePath+"/item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6783,12 +6806,12 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(Array.isArray(data2)){
 if(data2.length > 5000){
-validate81.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/maxItems",keyword:"maxItems",params:{limit: 5000},message:"must NOT have more than 5000 items"}];
+validate83.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/maxItems",keyword:"maxItems",params:{limit: 5000},message:"must NOT have more than 5000 items"}];
 return false;
 }
 else {
 if(data2.length < 1){
-validate81.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate83.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -6796,8 +6819,8 @@ var valid2 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 const _errs9 = errors;
-if(!(validate78(data2[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data2[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 var valid2 = _errs9 === errors;
@@ -6809,7 +6832,7 @@ break;
 }
 }
 else {
-validate81.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate83.errors = [{instancePath:instancePath+"/captions",schemaPath:"#/properties/captions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -6821,8 +6844,8 @@ var valid0 = true;
 if(valid0){
 if(data.style !== undefined){
 const _errs10 = errors;
-if(!(validate73(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs10 === errors;
@@ -6837,22 +6860,22 @@ var valid0 = true;
 }
 }
 else {
-validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate83.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate81.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema116 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
-const schema117 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
+const schema119 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
+const schema120 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6869,14 +6892,14 @@ data.volume_db = 0;
 }
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
-validate84.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate86.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "type") || (key0 === "text")) || (key0 === "voice_id")) || (key0 === "from_seconds")) || (key0 === "volume_db")) || (key0 === "voice_settings"))){
-validate84.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate86.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6886,11 +6909,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate84.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("add_voiceover" !== data0){
-validate84.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_voiceover"},message:"must be equal to constant"}];
+validate86.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "add_voiceover"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -6905,24 +6928,24 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func1(data1) > 5000){
-validate84.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
+validate86.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
 if(func1(data1) < 1){
-validate84.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate86.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data1)){
-validate84.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate86.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate84.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6938,18 +6961,18 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func1(data2) > 160){
-validate84.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate86.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(!pattern22.test(data2)){
-validate84.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""}];
+validate86.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate84.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/voice_id",schemaPath:"#/properties/voice_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6964,18 +6987,18 @@ const _errs8 = errors;
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 14400 || isNaN(data3)){
-validate84.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate86.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate84.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate86.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate84.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate86.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -6986,18 +7009,18 @@ const _errs10 = errors;
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 12 || isNaN(data4)){
-validate84.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+validate86.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
 return false;
 }
 else {
 if(data4 < -60 || isNaN(data4)){
-validate84.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+validate86.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
 return false;
 }
 }
 }
 else {
-validate84.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate86.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"#/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7021,7 +7044,7 @@ data5.volume_db = 0;
 const _errs15 = errors;
 for(const key1 in data5){
 if(!(((key1 === "speed") || (key1 === "pitch")) || (key1 === "volume_db"))){
-validate84.errors = [{instancePath:instancePath+"/voice_settings",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7032,18 +7055,18 @@ const _errs16 = errors;
 if(errors === _errs16){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 2 || isNaN(data6)){
-validate84.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"}];
 return false;
 }
 else {
 if(data6 < 0.5 || isNaN(data6)){
-validate84.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5},message:"must be >= 0.5"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5},message:"must be >= 0.5"}];
 return false;
 }
 }
 }
 else {
-validate84.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings/speed",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/speed/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7054,18 +7077,18 @@ const _errs18 = errors;
 if(errors === _errs18){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 12 || isNaN(data7)){
-validate84.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
 return false;
 }
 else {
 if(data7 < -12 || isNaN(data7)){
-validate84.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/minimum",keyword:"minimum",params:{comparison: ">=", limit: -12},message:"must be >= -12"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/minimum",keyword:"minimum",params:{comparison: ">=", limit: -12},message:"must be >= -12"}];
 return false;
 }
 }
 }
 else {
-validate84.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings/pitch",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/pitch/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7076,18 +7099,18 @@ const _errs20 = errors;
 if(errors === _errs20){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 12 || isNaN(data8)){
-validate84.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
 return false;
 }
 else {
 if(data8 < -60 || isNaN(data8)){
-validate84.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
 return false;
 }
 }
 }
 else {
-validate84.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings/volume_db",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7097,7 +7120,7 @@ var valid2 = _errs20 === errors;
 }
 }
 else {
-validate84.errors = [{instancePath:instancePath+"/voice_settings",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate86.errors = [{instancePath:instancePath+"/voice_settings",schemaPath:"https://media-api.local/components#/$defs/VoiceSettings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -7115,21 +7138,21 @@ var valid0 = true;
 }
 }
 else {
-validate84.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate84.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema118 = {"type":"object","description":"Transcribes the selected video/audio items (respecting placement, trims, rate and duration) into word-timed captions, creating a captions item on a front layer or replacing the cues of captions_item_id. Without source_item_ids every audible video and audio item is used. Needs items with remote media and an available transcription provider (400 otherwise); voiceovers made by add_voiceover are captioned exactly.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"generate_captions_from_items"},"source_item_ids":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"captions_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"language":{"type":"string","description":"Spoken language (BCP 47, e.g. en or en-US); detected when omitted.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema121 = {"type":"object","description":"Transcribes the selected video/audio items (respecting placement, trims, rate and duration) into word-timed captions, creating a captions item on a front layer or replacing the cues of captions_item_id. Without source_item_ids every audible video and audio item is used. Needs items with remote media and an available transcription provider (400 otherwise); voiceovers made by add_voiceover are captioned exactly.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"generate_captions_from_items"},"source_item_ids":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"captions_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"language":{"type":"string","description":"Spoken language (BCP 47, e.g. en or en-US); detected when omitted.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7140,14 +7163,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.type === undefined) && (missing0 = "type")){
-validate85.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate87.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "source_item_ids")) || (key0 === "captions_item_id")) || (key0 === "language")) || (key0 === "style"))){
-validate85.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate87.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7157,11 +7180,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate85.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("generate_captions_from_items" !== data0){
-validate85.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "generate_captions_from_items"},message:"must be equal to constant"}];
+validate87.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "generate_captions_from_items"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -7176,12 +7199,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(Array.isArray(data1)){
 if(data1.length > 100){
-validate85.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate87.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
 if(data1.length < 1){
-validate85.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate87.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -7194,24 +7217,24 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func1(data2) > 64){
-validate85.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate87.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data2) < 1){
-validate85.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate87.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern57.test(data2)){
-validate85.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate85.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/source_item_ids/" + i0,schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7224,7 +7247,7 @@ break;
 }
 }
 else {
-validate85.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate87.errors = [{instancePath:instancePath+"/source_item_ids",schemaPath:"#/properties/source_item_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7241,24 +7264,24 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
 if(func1(data3) > 64){
-validate85.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate87.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data3) < 1){
-validate85.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate87.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern57.test(data3)){
-validate85.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate85.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/captions_item_id",schemaPath:"https://media-api.local/components#/$defs/ItemId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7274,18 +7297,18 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data4 === "string"){
 if(func1(data4) > 35){
-validate85.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
+validate87.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
 return false;
 }
 else {
 if(!pattern17.test(data4)){
-validate85.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate85.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7297,8 +7320,8 @@ var valid0 = true;
 if(valid0){
 if(data.style !== undefined){
 const _errs14 = errors;
-if(!(validate73(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs14 === errors;
@@ -7314,20 +7337,20 @@ var valid0 = true;
 }
 }
 else {
-validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate87.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate85.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7344,14 +7367,14 @@ if(errors === _errs3){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.title === undefined) && (missing0 = "title"))){
-validate55.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate57.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs5 = errors;
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "title"))){
-validate55.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate57.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7361,11 +7384,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs6 = errors;
 if(typeof data0 !== "string"){
-validate55.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate57.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("set_title" !== data0){
-validate55.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/type/const",keyword:"const",params:{allowedValue: "set_title"},message:"must be equal to constant"}];
+validate57.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/type/const",keyword:"const",params:{allowedValue: "set_title"},message:"must be equal to constant"}];
 return false;
 }
 var valid3 = _errs6 === errors;
@@ -7380,24 +7403,24 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data1 === "string"){
 if(func1(data1) > 200){
-validate55.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate57.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(func1(data1) < 1){
-validate55.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate57.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data1)){
-validate55.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate57.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate57.errors = [{instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7411,31 +7434,13 @@ var valid3 = true;
 }
 }
 else {
-validate55.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate57.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/SetTitleOperation/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 var props0 = true;
 }
 else if(tag0 === "remove_item"){
-if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_timing"){
-if(!(validate57(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_source"){
 if(!(validate58(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
@@ -7444,7 +7449,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_audio"){
+else if(tag0 === "set_item_timing"){
 if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
@@ -7453,7 +7458,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_audio_levels"){
+else if(tag0 === "set_item_source"){
 if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
@@ -7462,7 +7467,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_animation"){
+else if(tag0 === "set_item_audio"){
 if(!(validate61(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
 errors = vErrors.length;
@@ -7471,9 +7476,27 @@ if(props0 !== true){
 props0 = true;
 }
 }
+else if(tag0 === "set_audio_levels"){
+if(!(validate62(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "set_item_animation"){
+if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
 else if(tag0 === "apply_item_transition"){
-if(!(validate65(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate67(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -7481,24 +7504,6 @@ props0 = true;
 }
 }
 else if(tag0 === "split_item"){
-if(!(validate68(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_transform"){
-if(!(validate69(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "move_item_to_track"){
 if(!(validate70(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
 errors = vErrors.length;
@@ -7507,7 +7512,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_layer_order"){
+else if(tag0 === "set_item_transform"){
 if(!(validate71(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
@@ -7516,7 +7521,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "add_text"){
+else if(tag0 === "move_item_to_track"){
 if(!(validate72(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
 errors = vErrors.length;
@@ -7525,16 +7530,25 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "update_text"){
-if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+else if(tag0 === "set_item_layer_order"){
+if(!(validate73(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "add_captions"){
+else if(tag0 === "add_text"){
+if(!(validate74(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "update_text"){
 if(!(validate77(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
@@ -7543,9 +7557,18 @@ if(props0 !== true){
 props0 = true;
 }
 }
+else if(tag0 === "add_captions"){
+if(!(validate79(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
 else if(tag0 === "update_captions"){
-if(!(validate81(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate83(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -7564,14 +7587,14 @@ data.volume_db = 0;
 }
 let missing1;
 if((data.type === undefined) && (missing1 = "type")){
-validate55.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate57.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs28 = errors;
 for(const key1 in data){
 if(!(((((((key1 === "type") || (key1 === "sound_effect_id")) || (key1 === "url")) || (key1 === "media_id")) || (key1 === "from_seconds")) || (key1 === "duration_seconds")) || (key1 === "volume_db"))){
-validate55.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate57.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7581,11 +7604,11 @@ if(data.type !== undefined){
 let data2 = data.type;
 const _errs29 = errors;
 if(typeof data2 !== "string"){
-validate55.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate57.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("add_sound_effect" !== data2){
-validate55.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/type/const",keyword:"const",params:{allowedValue: "add_sound_effect"},message:"must be equal to constant"}];
+validate57.errors = [{instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/type/const",keyword:"const",params:{allowedValue: "add_sound_effect"},message:"must be equal to constant"}];
 return false;
 }
 var valid21 = _errs29 === errors;
@@ -7600,18 +7623,18 @@ const _errs31 = errors;
 if(errors === _errs31){
 if(typeof data3 === "string"){
 if(func1(data3) > 100){
-validate55.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate57.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern88.test(data3)){
-validate55.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""}];
+validate57.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate57.errors = [{instancePath:instancePath+"/sound_effect_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/sound_effect_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7628,24 +7651,24 @@ if(errors === _errs33){
 if(errors === _errs33){
 if(typeof data4 === "string"){
 if(func1(data4) > 2048){
-validate55.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate57.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern89.test(data4)){
-validate55.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+validate57.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data4))){
-validate55.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate57.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate57.errors = [{instancePath:instancePath+"/url",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7663,18 +7686,18 @@ if(errors === _errs35){
 if(errors === _errs35){
 if(typeof data5 === "string"){
 if(func1(data5) > 36){
-validate55.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate57.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data5))){
-validate55.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate57.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate57.errors = [{instancePath:instancePath+"/media_id",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7690,18 +7713,18 @@ const _errs37 = errors;
 if(errors === _errs37){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 14400 || isNaN(data6)){
-validate55.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate57.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data6 < 0 || isNaN(data6)){
-validate55.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate57.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate57.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7713,18 +7736,18 @@ const _errs39 = errors;
 if(errors === _errs39){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 14400 || isNaN(data7)){
-validate55.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate57.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data7 < 0.01 || isNaN(data7)){
-validate55.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+validate57.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate57.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7739,18 +7762,18 @@ const _errs41 = errors;
 if(errors === _errs41){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 12 || isNaN(data8)){
-validate55.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
+validate57.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/maximum",keyword:"maximum",params:{comparison: "<=", limit: 12},message:"must be <= 12"}];
 return false;
 }
 else {
 if(data8 < -60 || isNaN(data8)){
-validate55.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
+validate57.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/minimum",keyword:"minimum",params:{comparison: ">=", limit: -60},message:"must be >= -60"}];
 return false;
 }
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate57.errors = [{instancePath:instancePath+"/volume_db",schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/properties/volume_db/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -7765,7 +7788,7 @@ var valid21 = _errs41 === errors;
 }
 }
 else {
-validate55.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate57.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/AddSoundEffectOperation/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -7774,8 +7797,8 @@ props0 = true;
 }
 }
 else if(tag0 === "add_voiceover"){
-if(!(validate84(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -7783,8 +7806,8 @@ props0 = true;
 }
 }
 else if(tag0 === "generate_captions_from_items"){
-if(!(validate85(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate87(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -7792,31 +7815,31 @@ props0 = true;
 }
 }
 else {
-validate55.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf"}];
+validate57.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf"}];
 return false;
 }
 }
 else {
-validate55.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string"}];
+validate57.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string"}];
 return false;
 }
 }
 else {
-validate55.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate55.errors = vErrors;
+validate57.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate55.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate57.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7827,14 +7850,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.operations === undefined) && (missing0 = "operations")){
-validate54.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate56.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "instructions") || (key0 === "operations")) || (key0 === "expected_version"))){
-validate54.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate56.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7846,18 +7869,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 4000){
-validate54.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"}];
+validate56.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data0)){
-validate54.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate56.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate54.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate56.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7873,12 +7896,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(Array.isArray(data1)){
 if(data1.length > 100){
-validate54.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate56.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
 if(data1.length < 1){
-validate54.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate56.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -7886,8 +7909,8 @@ var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
-if(!(validate55(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate57(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs6 === errors;
@@ -7899,7 +7922,7 @@ break;
 }
 }
 else {
-validate54.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate56.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7913,23 +7936,23 @@ if(data.expected_version !== undefined){
 let data3 = data.expected_version;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate54.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate56.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate54.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate56.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate54.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate56.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data3))){
-validate54.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate56.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -7947,43 +7970,43 @@ var valid0 = true;
 }
 }
 else {
-validate54.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate54.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/applyEditorEdits" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
-validate53.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost = validate106;
-const schema123 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request (first error)/applyEditorEditsViaPost"};
+exports.applyEditorEditsViaPost = validate108;
+const schema126 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request (first error)/applyEditorEditsViaPost"};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7994,14 +8017,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.operations === undefined) && (missing0 = "operations")){
-validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "instructions") || (key0 === "operations")) || (key0 === "expected_version"))){
-validate107.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate109.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8013,18 +8036,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 4000){
-validate107.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"}];
+validate109.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data0)){
-validate107.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate109.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate107.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate109.errors = [{instancePath:instancePath+"/instructions",schemaPath:"#/properties/instructions/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8040,12 +8063,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(Array.isArray(data1)){
 if(data1.length > 100){
-validate107.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate109.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
 if(data1.length < 1){
-validate107.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate109.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -8053,8 +8076,8 @@ var valid1 = true;
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
-if(!(validate55(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate57(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs6 === errors;
@@ -8066,7 +8089,7 @@ break;
 }
 }
 else {
-validate107.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate109.errors = [{instancePath:instancePath+"/operations",schemaPath:"#/properties/operations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -8080,23 +8103,23 @@ if(data.expected_version !== undefined){
 let data3 = data.expected_version;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate107.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate109.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate107.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate109.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate107.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate109.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data3))){
-validate107.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate109.errors = [{instancePath:instancePath+"/expected_version",schemaPath:"#/properties/expected_version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -8114,46 +8137,46 @@ var valid0 = true;
 }
 }
 else {
-validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate107.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/applyEditorEditsViaPost" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate109(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
-validate106.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia = validate110;
-const schema125 = {"$ref":"https://media-api.local/components#/$defs/AddEditorMediaRequest","$id":"https://media-api.local/components/request (first error)/addEditorMedia"};
-const schema126 = {"type":"object","description":"Body of POST /editor/videos/{id}/media. Exactly one of media_id and url (400 otherwise); media_type and filename describe a url (detected when omitted).","additionalProperties":false,"properties":{"media_id":{"type":"string","format":"uuid","description":"Existing library media (GET /editor/media).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"from_seconds":{"type":"number","description":"Start on the timeline.","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
-const schema127 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
-const schema128 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
+exports.addEditorMedia = validate112;
+const schema128 = {"$ref":"https://media-api.local/components#/$defs/AddEditorMediaRequest","$id":"https://media-api.local/components/request (first error)/addEditorMedia"};
+const schema129 = {"type":"object","description":"Body of POST /editor/videos/{id}/media. Exactly one of media_id and url (400 otherwise); media_type and filename describe a url (detected when omitted).","additionalProperties":false,"properties":{"media_id":{"type":"string","format":"uuid","description":"Existing library media (GET /editor/media).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"from_seconds":{"type":"number","description":"Start on the timeline.","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+const schema130 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
+const schema131 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8170,8 +8193,8 @@ data.fit = "cover";
 }
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func21.call(schema126.properties, key0))){
-validate111.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func21.call(schema129.properties, key0))){
+validate113.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8184,18 +8207,18 @@ if(errors === _errs2){
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 36){
-validate111.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate113.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data0))){
-validate111.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8213,24 +8236,24 @@ if(errors === _errs4){
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func1(data1) > 2048){
-validate111.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern89.test(data1)){
-validate111.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data1))){
-validate111.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8245,11 +8268,11 @@ if(data.media_type !== undefined){
 let data2 = data.media_type;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate111.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
-validate111.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"}];
+validate113.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -8264,24 +8287,24 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func1(data3) > 255){
-validate111.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+validate113.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
 if(func1(data3) < 1){
-validate111.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate113.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern51.test(data3)){
-validate111.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/filename",schemaPath:"#/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8296,18 +8319,18 @@ const _errs11 = errors;
 if(errors === _errs11){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 14400 || isNaN(data4)){
-validate111.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate113.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate111.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate113.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate113.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -8319,18 +8342,18 @@ const _errs13 = errors;
 if(errors === _errs13){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 14400 || isNaN(data5)){
-validate111.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate113.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data5 < 0.01 || isNaN(data5)){
-validate111.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+validate113.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate113.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -8343,11 +8366,11 @@ if(valid0){
 let data6 = data.fit;
 const _errs15 = errors;
 if(typeof data6 !== "string"){
-validate111.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data6 === "cover") || (data6 === "contain")) || (data6 === "fill")) || (data6 === "none"))){
-validate111.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema128.enum},message:"must be equal to one of the allowed values"}];
+validate113.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -8359,24 +8382,24 @@ const _errs20 = errors;
 if(errors === _errs20){
 if(typeof data7 === "string"){
 if(func1(data7) > 64){
-validate111.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate113.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data7) < 1){
-validate111.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate113.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern57.test(data7)){
-validate111.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8390,11 +8413,11 @@ if(data.audio_role !== undefined){
 let data8 = data.audio_role;
 const _errs22 = errors;
 if(typeof data8 !== "string"){
-validate111.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
-validate111.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"}];
+validate113.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -8413,45 +8436,45 @@ var valid0 = true;
 }
 }
 else {
-validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate111.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/addEditorMedia" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate111(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
-validate110.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo = validate113;
-const schema131 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request (first error)/exportEditorVideo"};
-const schema132 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
+exports.exportEditorVideo = validate115;
+const schema134 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request (first error)/exportEditorVideo"};
+const schema135 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/exportEditorVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8467,7 +8490,7 @@ data.quality = "standard";
 const _errs2 = errors;
 for(const key0 in data){
 if(!(key0 === "quality")){
-validate113.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate115.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8475,37 +8498,37 @@ break;
 if(_errs2 === errors){
 let data0 = data.quality;
 if(typeof data0 !== "string"){
-validate113.errors = [{instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data0 === "draft") || (data0 === "standard")) || (data0 === "high"))){
-validate113.errors = [{instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema132.properties.quality.enum},message:"must be equal to one of the allowed values"}];
+validate115.errors = [{instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema135.properties.quality.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 else {
-validate113.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate115.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate113.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia = validate114;
-const schema133 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request (first error)/uploadEditorMedia"};
-const schema134 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the upload to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
-const schema136 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
+exports.uploadEditorMedia = validate116;
+const schema136 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request (first error)/uploadEditorMedia"};
+const schema137 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"The editor video to add the upload to (with add_to_editor)."},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+const schema140 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
 const pattern96 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
 const pattern97 = new RegExp("^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-const schema137 = {"type":"object","description":"Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+const schema141 = {"type":"object","description":"Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8523,7 +8546,7 @@ data.fit = "cover";
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "from_seconds") || (key0 === "duration_seconds")) || (key0 === "fit")) || (key0 === "track_id")) || (key0 === "audio_role"))){
-validate116.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate118.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8534,18 +8557,18 @@ const _errs2 = errors;
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 14400 || isNaN(data0)){
-validate116.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate118.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data0 < 0 || isNaN(data0)){
-validate116.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate118.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate118.errors = [{instancePath:instancePath+"/from_seconds",schemaPath:"#/properties/from_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -8557,18 +8580,18 @@ const _errs4 = errors;
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 14400 || isNaN(data1)){
-validate116.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
+validate118.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 14400},message:"must be <= 14400"}];
 return false;
 }
 else {
 if(data1 < 0.01 || isNaN(data1)){
-validate116.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
+validate118.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"}];
 return false;
 }
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate118.errors = [{instancePath:instancePath+"/duration_seconds",schemaPath:"#/properties/duration_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -8581,11 +8604,11 @@ if(valid0){
 let data2 = data.fit;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate116.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data2 === "cover") || (data2 === "contain")) || (data2 === "fill")) || (data2 === "none"))){
-validate116.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema128.enum},message:"must be equal to one of the allowed values"}];
+validate118.errors = [{instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -8597,24 +8620,24 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data3 === "string"){
 if(func1(data3) > 64){
-validate116.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate118.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data3) < 1){
-validate116.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate118.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern57.test(data3)){
-validate116.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
+validate118.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/track_id",schemaPath:"https://media-api.local/components#/$defs/TrackId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8628,11 +8651,11 @@ if(data.audio_role !== undefined){
 let data4 = data.audio_role;
 const _errs13 = errors;
 if(typeof data4 !== "string"){
-validate116.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((data4 === "sound_effect") || (data4 === "music")) || (data4 === "voiceover")) || (data4 === "voice")) || (data4 === "source_video")) || (data4 === "audio"))){
-validate116.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"}];
+validate118.errors = [{instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -8647,20 +8670,20 @@ var valid0 = true;
 }
 }
 else {
-validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate116.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8674,14 +8697,14 @@ data.add_to_editor = false;
 }
 let missing0;
 if((data.media === undefined) && (missing0 = "media")){
-validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "media_type") || (key0 === "title")) || (key0 === "video_id")) || (key0 === "add_to_editor")) || (key0 === "media")) || (key0 === "placement"))){
-validate115.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate117.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8691,11 +8714,11 @@ if(data.media_type !== undefined){
 let data0 = data.media_type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate115.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data0 === "image") || (data0 === "video")) || (data0 === "audio")) || (data0 === "voice"))){
-validate115.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"}];
+validate117.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -8710,18 +8733,18 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(func1(data1) > 200){
-validate115.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate117.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data1)){
-validate115.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8734,24 +8757,25 @@ if(valid0){
 if(data.video_id !== undefined){
 let data2 = data.video_id;
 const _errs8 = errors;
+const _errs9 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate115.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate117.errors = [{instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs8){
+if(errors === _errs9){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate115.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate117.errors = [{instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate115.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate117.errors = [{instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data2))){
-validate115.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -8764,125 +8788,125 @@ else {
 var valid0 = true;
 }
 if(valid0){
-const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data.add_to_editor !== "boolean"){
-validate115.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate117.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs11 === errors;
 if(valid0){
 if(data.media !== undefined){
 let data4 = data.media;
-const _errs12 = errors;
 const _errs13 = errors;
-if(errors === _errs13){
+const _errs14 = errors;
+if(errors === _errs14){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if(((data4.filename === undefined) && (missing1 = "filename")) || ((data4.data === undefined) && (missing1 = "data"))){
-validate115.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate117.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs15 = errors;
+const _errs16 = errors;
 for(const key1 in data4){
 if(!(((key1 === "filename") || (key1 === "content_type")) || (key1 === "data"))){
-validate115.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate117.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs15 === errors){
+if(_errs16 === errors){
 if(data4.filename !== undefined){
 let data5 = data4.filename;
-const _errs16 = errors;
-if(errors === _errs16){
+const _errs17 = errors;
+if(errors === _errs17){
 if(typeof data5 === "string"){
 if(func1(data5) > 255){
-validate115.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+validate117.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
 if(func1(data5) < 1){
-validate115.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate117.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern51.test(data5)){
-validate115.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F/\\\\]+$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F/\\\\]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/media/filename",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid4 = _errs16 === errors;
+var valid5 = _errs17 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
+if(valid5){
 if(data4.content_type !== undefined){
 let data6 = data4.content_type;
-const _errs18 = errors;
-if(errors === _errs18){
+const _errs19 = errors;
+if(errors === _errs19){
 if(typeof data6 === "string"){
 if(func1(data6) > 255){
-validate115.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
+validate117.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"}];
 return false;
 }
 else {
 if(!pattern96.test(data6)){
-validate115.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/pattern",keyword:"pattern",params:{pattern: "^[a-z]+/[A-Za-z0-9.+-]+$"},message:"must match pattern \""+"^[a-z]+/[A-Za-z0-9.+-]+$"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/pattern",keyword:"pattern",params:{pattern: "^[a-z]+/[A-Za-z0-9.+-]+$"},message:"must match pattern \""+"^[a-z]+/[A-Za-z0-9.+-]+$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/media/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid4 = _errs18 === errors;
+var valid5 = _errs19 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
-if(valid4){
+if(valid5){
 if(data4.data !== undefined){
 let data7 = data4.data;
-const _errs20 = errors;
-if(errors === _errs20){
+const _errs21 = errors;
+if(errors === _errs21){
 if(typeof data7 === "string"){
 if(func1(data7) > 35000000){
-validate115.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/maxLength",keyword:"maxLength",params:{limit: 35000000},message:"must NOT have more than 35000000 characters"}];
+validate117.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/maxLength",keyword:"maxLength",params:{limit: 35000000},message:"must NOT have more than 35000000 characters"}];
 return false;
 }
 else {
 if(func1(data7) < 4){
-validate115.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/minLength",keyword:"minLength",params:{limit: 4},message:"must NOT have fewer than 4 characters"}];
+validate117.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/minLength",keyword:"minLength",params:{limit: 4},message:"must NOT have fewer than 4 characters"}];
 return false;
 }
 else {
 if(!pattern97.test(data7)){
-validate115.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/media/data",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/properties/data/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid4 = _errs20 === errors;
+var valid5 = _errs21 === errors;
 }
 else {
-var valid4 = true;
+var valid5 = true;
 }
 }
 }
@@ -8890,23 +8914,23 @@ var valid4 = true;
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate117.errors = [{instancePath:instancePath+"/media",schemaPath:"https://media-api.local/components#/$defs/InlineMedia/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs12 === errors;
+var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.placement !== undefined){
-const _errs22 = errors;
-if(!(validate116(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+const _errs23 = errors;
+if(!(validate118(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
-var valid0 = _errs22 === errors;
+var valid0 = _errs23 === errors;
 }
 else {
 var valid0 = true;
@@ -8920,46 +8944,46 @@ var valid0 = true;
 }
 }
 else {
-validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate115.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/uploadEditorMedia" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate117(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
-validate114.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint = validate119;
-const schema141 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request (first error)/createWebhookEndpoint"};
-const schema142 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
-const schema143 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
+exports.createWebhookEndpoint = validate121;
+const schema145 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request (first error)/createWebhookEndpoint"};
+const schema146 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
+const schema147 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
 const pattern99 = new RegExp("^https://[^\\u0000-\\u0020\\u007F]+$", "u");
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8970,14 +8994,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.url === undefined) && (missing0 = "url")) || ((data.event_types === undefined) && (missing0 = "event_types"))){
-validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate122.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "url") || (key0 === "description")) || (key0 === "event_types"))){
-validate120.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate122.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8990,22 +9014,22 @@ if(errors === _errs2){
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 2048){
-validate120.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate122.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(func1(data0) < 9){
-validate120.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/minLength",keyword:"minLength",params:{limit: 9},message:"must NOT have fewer than 9 characters"}];
+validate122.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/minLength",keyword:"minLength",params:{limit: 9},message:"must NOT have fewer than 9 characters"}];
 return false;
 }
 else {
 if(!pattern99.test(data0)){
-validate120.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://[^\\u0000-\\u0020\\u007F]+$"},message:"must match pattern \""+"^https://[^\\u0000-\\u0020\\u007F]+$"+"\""}];
+validate122.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://[^\\u0000-\\u0020\\u007F]+$"},message:"must match pattern \""+"^https://[^\\u0000-\\u0020\\u007F]+$"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data0))){
-validate120.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate122.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
@@ -9013,7 +9037,7 @@ return false;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate122.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9030,18 +9054,18 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func1(data1) > 500){
-validate120.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
+validate122.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data1)){
-validate120.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate122.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate122.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9057,12 +9081,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(Array.isArray(data2)){
 if(data2.length > 10){
-validate120.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
+validate122.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"}];
 return false;
 }
 else {
 if(data2.length < 1){
-validate120.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate122.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -9072,11 +9096,11 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate120.errors = [{instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate122.errors = [{instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((((((data3 === "generation.completed") || (data3 === "generation.failed")) || (data3 === "slideshow.completed")) || (data3 === "slideshow.failed")) || (data3 === "faceless_video.completed")) || (data3 === "faceless_video.failed")) || (data3 === "export.completed")) || (data3 === "export.failed")) || (data3 === "publication.completed")) || (data3 === "publication.failed"))){
-validate120.errors = [{instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema143.enum},message:"must be equal to one of the allowed values"}];
+validate122.errors = [{instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid1 = _errs8 === errors;
@@ -9092,7 +9116,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data2[i1], data2[j0])){
-validate120.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+validate122.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 break outer0;
 }
@@ -9104,7 +9128,7 @@ break outer0;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate122.errors = [{instancePath:instancePath+"/event_types",schemaPath:"#/properties/event_types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -9119,44 +9143,44 @@ var valid0 = true;
 }
 }
 else {
-validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate120.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/createWebhookEndpoint" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate120(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
-validate119.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__create_workspace_asset = validate122;
-const schema144 = {"$ref":"https://media-api.local/components#/$defs/CreateWorkspaceAssetInput","$id":"https://media-api.local/components/request (first error)/mcp__create_workspace_asset"};
-const schema145 = {"type":"object","description":"`kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them.","additionalProperties":false,"required":["kind","name"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"image":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"language":{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
+exports.mcp__create_workspace_asset = validate124;
+const schema148 = {"$ref":"https://media-api.local/components#/$defs/CreateWorkspaceAssetInput","$id":"https://media-api.local/components/request (first error)/mcp__create_workspace_asset"};
+const schema149 = {"type":"object","description":"`kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them.","additionalProperties":false,"required":["kind","name"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"image":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"language":{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9167,14 +9191,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.kind === undefined) && (missing0 = "kind")) || ((data.name === undefined) && (missing0 = "name"))){
-validate123.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "kind") || (key0 === "name")) || (key0 === "colors")) || (key0 === "fonts")) || (key0 === "logo")) || (key0 === "image")) || (key0 === "language")) || (key0 === "sample"))){
-validate123.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate125.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9184,11 +9208,11 @@ if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate123.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data0 === "brand_kit") || (data0 === "avatar")) || (data0 === "voice"))){
-validate123.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema145.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+validate125.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema149.properties.kind.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -9203,24 +9227,24 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func1(data1) > 200){
-validate123.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate125.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(func1(data1) < 1){
-validate123.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate125.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data1)){
-validate123.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate125.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9261,18 +9285,18 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func1(data4) > 7000000){
-validate123.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"}];
+validate125.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"}];
 return false;
 }
 else {
 if(!pattern10.test(data4)){
-validate123.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""}];
+validate125.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/logo",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9289,18 +9313,18 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data5 === "string"){
 if(func1(data5) > 7000000){
-validate123.errors = [{instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"}];
+validate125.errors = [{instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/maxLength",keyword:"maxLength",params:{limit: 7000000},message:"must NOT have more than 7000000 characters"}];
 return false;
 }
 else {
 if(!pattern10.test(data5)){
-validate123.errors = [{instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""}];
+validate125.errors = [{instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/image",schemaPath:"https://media-api.local/components#/$defs/InlineImageUpload/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9316,18 +9340,18 @@ const _errs14 = errors;
 if(errors === _errs14){
 if(typeof data6 === "string"){
 if(func1(data6) > 35){
-validate123.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
+validate125.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"}];
 return false;
 }
 else {
 if(!pattern17.test(data6)){
-validate123.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"+"\""}];
+validate125.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9344,18 +9368,18 @@ const _errs17 = errors;
 if(errors === _errs17){
 if(typeof data7 === "string"){
 if(func1(data7) > 14000000){
-validate123.errors = [{instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/maxLength",keyword:"maxLength",params:{limit: 14000000},message:"must NOT have more than 14000000 characters"}];
+validate125.errors = [{instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/maxLength",keyword:"maxLength",params:{limit: 14000000},message:"must NOT have more than 14000000 characters"}];
 return false;
 }
 else {
 if(!pattern10.test(data7)){
-validate123.errors = [{instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""}];
+validate125.errors = [{instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/pattern",keyword:"pattern",params:{pattern: "^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"},message:"must match pattern \""+"^(data:[A-Za-z0-9/.+-]+(;[A-Za-z0-9=.+-]+)*;base64,)?[A-Za-z0-9+/=_\\s-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/sample",schemaPath:"https://media-api.local/components#/$defs/InlineAudioUpload/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9375,46 +9399,46 @@ var valid0 = true;
 }
 }
 else {
-validate123.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate123.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__create_workspace_asset" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate123(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
-validate122.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__delete_workspace_asset = validate127;
-const schema149 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request (first error)/mcp__delete_workspace_asset"};
-const schema150 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id (a brand kit's as digits).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
+exports.mcp__delete_workspace_asset = validate129;
+const schema153 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request (first error)/mcp__delete_workspace_asset"};
+const schema154 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id (a brand kit's as digits).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
 const pattern106 = new RegExp("^[0-9A-Fa-f-]{1,36}$", "u");
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__delete_workspace_asset" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9426,14 +9450,14 @@ if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.kind === undefined) && (missing0 = "kind")) || ((data.id === undefined) && (missing0 = "id"))){
-validate127.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate129.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs2 = errors;
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "id"))){
-validate127.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate129.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9443,11 +9467,11 @@ if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs3 = errors;
 if(typeof data0 !== "string"){
-validate127.errors = [{instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate129.errors = [{instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data0 === "brand_kit") || (data0 === "avatar")) || (data0 === "voice"))){
-validate127.errors = [{instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/enum",keyword:"enum",params:{allowedValues: schema150.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+validate129.errors = [{instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/enum",keyword:"enum",params:{allowedValues: schema154.properties.kind.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid1 = _errs3 === errors;
@@ -9462,18 +9486,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 36){
-validate127.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate129.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!pattern106.test(data1)){
-validate127.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Fa-f-]{1,36}$"},message:"must match pattern \""+"^[0-9A-Fa-f-]{1,36}$"+"\""}];
+validate129.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/pattern",keyword:"pattern",params:{pattern: "^[0-9A-Fa-f-]{1,36}$"},message:"must match pattern \""+"^[0-9A-Fa-f-]{1,36}$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate127.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate129.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9487,24 +9511,24 @@ var valid1 = true;
 }
 }
 else {
-validate127.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate129.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate127.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate128;
-const schema151 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request (first error)/mcp__get_workspace"};
-const schema152 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
+exports.mcp__get_workspace = validate130;
+const schema155 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request (first error)/mcp__get_workspace"};
+const schema156 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9515,30 +9539,30 @@ const _errs0 = errors;
 if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-validate128.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate130.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 else {
-validate128.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate130.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetWorkspaceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate128.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate129;
-const schema153 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_accounts"};
-const schema154 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
-const schema155 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate131;
+const schema157 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_accounts"};
+const schema158 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
+const schema159 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9550,7 +9574,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "platform")){
-validate130.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate132.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9559,57 +9583,57 @@ if(_errs1 === errors){
 if(data.platform !== undefined){
 let data0 = data.platform;
 if(typeof data0 !== "string"){
-validate130.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate132.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((((data0 === "instagram") || (data0 === "tiktok")) || (data0 === "x")) || (data0 === "linkedin")) || (data0 === "threads")) || (data0 === "youtube")) || (data0 === "pinterest")) || (data0 === "facebook"))){
-validate130.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema155.enum},message:"must be equal to one of the allowed values"}];
+validate132.errors = [{instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 }
 else {
-validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate130.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate130(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+if(!(validate132(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
-validate129.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate132;
-const schema156 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request (first error)/mcp__publish_media_to_social"};
-const schema157 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url (or none for a text-only post, which needs a caption), a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"generation_id":{"type":"string","format":"uuid","maxLength":36},"export_id":{"type":"string","format":"uuid","maxLength":36},"slideshow_id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema158 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"feed: images (a carousel) or a video (a reel shown in the feed); reel: one video; story: one image or video.","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"Only feed is published for now (reel and story are bad_request).","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","description":"Required for TikTok; must be one the creator allows.","enum":["public","friends","followers","private"]},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","description":"Required for Pinterest.","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
+exports.mcp__publish_media_to_social = validate134;
+const schema160 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request (first error)/mcp__publish_media_to_social"};
+const schema161 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url (or none for a text-only post, which needs a caption), a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"generation_id":{"type":"string","format":"uuid","maxLength":36},"export_id":{"type":"string","format":"uuid","maxLength":36},"slideshow_id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema162 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"feed: images (a carousel) or a video (a reel shown in the feed); reel: one video; story: one image or video.","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"Only feed is published for now (reel and story are bad_request).","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","description":"Required for TikTok; must be one the creator allows.","enum":["public","friends","followers","private"]},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","description":"Required for Pinterest.","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
 const pattern110 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9620,14 +9644,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.account_ids === undefined) && (missing0 = "account_ids")){
-validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate135.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func21.call(schema157.properties, key0))){
-validate133.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func21.call(schema161.properties, key0))){
+validate135.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9639,12 +9663,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 20){
-validate133.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"}];
+validate135.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"}];
 return false;
 }
 else {
 if(data0.length < 1){
-validate133.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate135.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -9657,18 +9681,18 @@ if(errors === _errs4){
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func1(data1) > 36){
-validate133.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate135.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data1))){
-validate133.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/account_ids/" + i0,schemaPath:"#/properties/account_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9682,7 +9706,7 @@ break;
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate135.errors = [{instancePath:instancePath+"/account_ids",schemaPath:"#/properties/account_ids/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -9699,18 +9723,18 @@ if(errors === _errs6){
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func1(data2) > 36){
-validate133.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate135.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data2))){
-validate133.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/media_id",schemaPath:"#/properties/media_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9728,18 +9752,18 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(func1(data3) > 36){
-validate133.errors = [{instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate135.errors = [{instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data3))){
-validate133.errors = [{instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/generation_id",schemaPath:"#/properties/generation_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9757,18 +9781,18 @@ if(errors === _errs10){
 if(errors === _errs10){
 if(typeof data4 === "string"){
 if(func1(data4) > 36){
-validate133.errors = [{instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate135.errors = [{instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data4))){
-validate133.errors = [{instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/export_id",schemaPath:"#/properties/export_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9786,18 +9810,18 @@ if(errors === _errs12){
 if(errors === _errs12){
 if(typeof data5 === "string"){
 if(func1(data5) > 36){
-validate133.errors = [{instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate135.errors = [{instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data5))){
-validate133.errors = [{instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/slideshow_id",schemaPath:"#/properties/slideshow_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9815,24 +9839,24 @@ if(errors === _errs14){
 if(errors === _errs14){
 if(typeof data6 === "string"){
 if(func1(data6) > 4096){
-validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+validate135.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 else {
 if(!pattern89.test(data6)){
-validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data6))){
-validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9849,18 +9873,18 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data7 === "string"){
 if(func1(data7) > 5000){
-validate133.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
+validate135.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data7)){
-validate133.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/caption",schemaPath:"#/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9879,7 +9903,7 @@ if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 const _errs21 = errors;
 for(const key1 in data8){
 if(!(((((key1 === "instagram") || (key1 === "facebook")) || (key1 === "tiktok")) || (key1 === "youtube")) || (key1 === "pinterest"))){
-validate133.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9896,7 +9920,7 @@ data9.post_type = "feed";
 const _errs24 = errors;
 for(const key2 in data9){
 if(!(key2 === "post_type")){
-validate133.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9904,17 +9928,17 @@ break;
 if(_errs24 === errors){
 let data10 = data9.post_type;
 if(typeof data10 !== "string"){
-validate133.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data10 === "feed") || (data10 === "reel")) || (data10 === "story"))){
-validate133.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema158.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema162.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/instagram",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -9935,7 +9959,7 @@ data11.post_type = "feed";
 const _errs29 = errors;
 for(const key3 in data11){
 if(!(key3 === "post_type")){
-validate133.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9943,17 +9967,17 @@ break;
 if(_errs29 === errors){
 let data12 = data11.post_type;
 if(typeof data12 !== "string"){
-validate133.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data12 === "feed") || (data12 === "reel")) || (data12 === "story"))){
-validate133.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema158.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema162.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/facebook",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -9974,7 +9998,7 @@ data13.allow_comments = true;
 const _errs34 = errors;
 for(const key4 in data13){
 if(!((key4 === "privacy_level") || (key4 === "allow_comments"))){
-validate133.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9984,11 +10008,11 @@ if(data13.privacy_level !== undefined){
 let data14 = data13.privacy_level;
 const _errs35 = errors;
 if(typeof data14 !== "string"){
-validate133.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data14 === "public") || (data14 === "friends")) || (data14 === "followers")) || (data14 === "private"))){
-validate133.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema158.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema162.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid6 = _errs35 === errors;
@@ -9999,7 +10023,7 @@ var valid6 = true;
 if(valid6){
 const _errs37 = errors;
 if(typeof data13.allow_comments !== "boolean"){
-validate133.errors = [{instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/tiktok/allow_comments",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/allow_comments/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid6 = _errs37 === errors;
@@ -10007,7 +10031,7 @@ var valid6 = _errs37 === errors;
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/tiktok",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -10028,7 +10052,7 @@ data16.privacy_status = "public";
 const _errs41 = errors;
 for(const key5 in data16){
 if(!((key5 === "title") || (key5 === "privacy_status"))){
-validate133.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10040,18 +10064,18 @@ const _errs42 = errors;
 if(errors === _errs42){
 if(typeof data17 === "string"){
 if(func1(data17) > 100){
-validate133.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data17)){
-validate133.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/youtube/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10064,11 +10088,11 @@ if(valid7){
 let data18 = data16.privacy_status;
 const _errs44 = errors;
 if(typeof data18 !== "string"){
-validate133.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data18 === "public") || (data18 === "unlisted")) || (data18 === "private"))){
-validate133.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema158.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema162.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid7 = _errs44 === errors;
@@ -10076,7 +10100,7 @@ var valid7 = _errs44 === errors;
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/youtube",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -10094,7 +10118,7 @@ if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 const _errs48 = errors;
 for(const key6 in data19){
 if(!(((key6 === "board_id") || (key6 === "title")) || (key6 === "link"))){
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10106,18 +10130,18 @@ const _errs49 = errors;
 if(errors === _errs49){
 if(typeof data20 === "string"){
 if(func1(data20) > 100){
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern110.test(data20)){
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest/board_id",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/board_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10133,18 +10157,18 @@ const _errs51 = errors;
 if(errors === _errs51){
 if(typeof data21 === "string"){
 if(func1(data21) > 100){
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data21)){
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest/title",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10161,24 +10185,24 @@ if(errors === _errs53){
 if(errors === _errs53){
 if(typeof data22 === "string"){
 if(func1(data22) > 2048){
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern27.test(data22)){
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data22))){
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest/link",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/properties/link/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10193,7 +10217,7 @@ var valid8 = true;
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options/pinterest",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/pinterest/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -10209,7 +10233,7 @@ var valid3 = true;
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate135.errors = [{instancePath:instancePath+"/platform_options",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -10225,24 +10249,24 @@ const _errs55 = errors;
 if(errors === _errs55){
 if(typeof data23 === "string"){
 if(func1(data23) > 160){
-validate133.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
+validate135.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"}];
 return false;
 }
 else {
 if(func1(data23) < 1){
-validate133.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate135.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern31.test(data23)){
-validate133.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10263,45 +10287,45 @@ var valid0 = true;
 }
 }
 else {
-validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate135.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate133.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate135(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
-validate132.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_social_publication = validate135;
-const schema159 = {"$ref":"https://media-api.local/components#/$defs/GetSocialPublicationInput","$id":"https://media-api.local/components/request (first error)/mcp__get_social_publication"};
-const schema160 = {"type":"object","description":"Arguments of get_social_publication.","additionalProperties":false,"required":["id"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36}}};
+exports.mcp__get_social_publication = validate137;
+const schema163 = {"$ref":"https://media-api.local/components#/$defs/GetSocialPublicationInput","$id":"https://media-api.local/components/request (first error)/mcp__get_social_publication"};
+const schema164 = {"type":"object","description":"Arguments of get_social_publication.","additionalProperties":false,"required":["id"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36}}};
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__get_social_publication" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10313,14 +10337,14 @@ if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.id === undefined) && (missing0 = "id")){
-validate135.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate137.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs2 = errors;
 for(const key0 in data){
 if(!(key0 === "id")){
-validate135.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate137.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10333,18 +10357,18 @@ if(errors === _errs3){
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(func1(data0) > 36){
-validate135.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
+validate137.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"}];
 return false;
 }
 else {
 if(!(formats4.test(data0))){
-validate135.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate137.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 }
 else {
-validate135.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate137.errors = [{instancePath:instancePath+"/id",schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10354,24 +10378,24 @@ return false;
 }
 }
 else {
-validate135.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate137.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/GetSocialPublicationInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate135.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_publications = validate136;
-const schema161 = {"$ref":"https://media-api.local/components#/$defs/ListSocialPublicationsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_publications"};
-const schema162 = {"type":"object","description":"Arguments of list_social_publications.","additionalProperties":false,"properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":50,"default":20}}};
+exports.mcp__list_social_publications = validate138;
+const schema165 = {"$ref":"https://media-api.local/components#/$defs/ListSocialPublicationsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_social_publications"};
+const schema166 = {"type":"object","description":"Arguments of list_social_publications.","additionalProperties":false,"properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":50,"default":20}}};
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_social_publications" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10387,7 +10411,7 @@ data.limit = 20;
 const _errs2 = errors;
 for(const key0 in data){
 if(!(key0 === "limit")){
-validate136.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate138.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10396,23 +10420,23 @@ if(_errs2 === errors){
 let data0 = data.limit;
 const _errs3 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate136.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate138.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs3){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 50 || isNaN(data0)){
-validate136.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50"}];
+validate138.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50"}];
 return false;
 }
 else {
 if(data0 < 1 || isNaN(data0)){
-validate136.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate138.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats0.validate(data0))){
-validate136.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate138.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -10422,24 +10446,24 @@ return false;
 }
 }
 else {
-validate136.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate138.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListSocialPublicationsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate136.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate137;
-const schema163 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request (first error)/mcp__recommend_voice"};
-const schema164 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+exports.mcp__recommend_voice = validate139;
+const schema167 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request (first error)/mcp__recommend_voice"};
+const schema168 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10454,14 +10478,14 @@ data.limit = 5;
 }
 let missing0;
 if((data.script === undefined) && (missing0 = "script")){
-validate137.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate139.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs2 = errors;
 for(const key0 in data){
 if(!((((key0 === "script") || (key0 === "language")) || (key0 === "style")) || (key0 === "limit"))){
-validate137.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate139.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10473,24 +10497,24 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(func1(data0) > 10000){
-validate137.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
+validate139.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters"}];
 return false;
 }
 else {
 if(func1(data0) < 1){
-validate137.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate139.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 else {
 if(!pattern19.test(data0)){
-validate137.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
+validate139.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate137.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate139.errors = [{instancePath:instancePath+"/script",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10506,18 +10530,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 64){
-validate137.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate139.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data1)){
-validate137.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate139.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate137.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate139.errors = [{instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10533,18 +10557,18 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func1(data2) > 200){
-validate137.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate139.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data2)){
-validate137.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate139.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate137.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate139.errors = [{instancePath:instancePath+"/style",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10557,23 +10581,23 @@ if(valid1){
 let data3 = data.limit;
 const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate137.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate139.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 20 || isNaN(data3)){
-validate137.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"}];
+validate139.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate137.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate139.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats0.validate(data3))){
-validate137.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate139.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -10588,25 +10612,25 @@ var valid1 = _errs9 === errors;
 }
 }
 else {
-validate137.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate139.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/RecommendVoiceInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate137.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate138;
-const schema165 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects"};
-const schema166 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+exports.mcp__list_editor_sound_effects = validate140;
+const schema169 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects"};
+const schema170 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
 const pattern118 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10622,7 +10646,7 @@ data.limit = 50;
 const _errs2 = errors;
 for(const key0 in data){
 if(!(((key0 === "query") || (key0 === "category")) || (key0 === "limit"))){
-validate138.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate140.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10634,18 +10658,18 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(func1(data0) > 200){
-validate138.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate140.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data0)){
-validate138.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate140.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate138.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate140.errors = [{instancePath:instancePath+"/query",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10661,18 +10685,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 50){
-validate138.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/maxLength",keyword:"maxLength",params:{limit: 50},message:"must NOT have more than 50 characters"}];
+validate140.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/maxLength",keyword:"maxLength",params:{limit: 50},message:"must NOT have more than 50 characters"}];
 return false;
 }
 else {
 if(!pattern118.test(data1)){
-validate138.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""}];
+validate140.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate138.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate140.errors = [{instancePath:instancePath+"/category",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10685,23 +10709,23 @@ if(valid1){
 let data2 = data.limit;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate138.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate140.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 200 || isNaN(data2)){
-validate138.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
+validate140.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200},message:"must be <= 200"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate138.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate140.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats0.validate(data2))){
-validate138.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
+validate140.errors = [{instancePath:instancePath+"/limit",schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/properties/limit/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""}];
 return false;
 }
 }
@@ -10714,23 +10738,23 @@ var valid1 = _errs7 === errors;
 }
 }
 else {
-validate138.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate140.errors = [{instancePath,schemaPath:"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate138.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate139;
-const schema167 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url"};
-const schema168 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+exports.mcp__upload_editor_media_from_url = validate141;
+const schema171 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url"};
+const schema172 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"The editor video to add the file to (with add_to_editor)."},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10744,14 +10768,14 @@ data.add_to_editor = false;
 }
 let missing0;
 if((data.url === undefined) && (missing0 = "url")){
-validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "url") || (key0 === "media_type")) || (key0 === "title")) || (key0 === "video_id")) || (key0 === "add_to_editor")) || (key0 === "placement"))){
-validate140.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate142.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10764,24 +10788,24 @@ if(errors === _errs2){
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 2048){
-validate140.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
+validate142.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"}];
 return false;
 }
 else {
 if(!pattern89.test(data0)){
-validate140.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
+validate142.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""}];
 return false;
 }
 else {
 if(!(formats6(data0))){
-validate140.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
+validate142.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""}];
 return false;
 }
 }
 }
 }
 else {
-validate140.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate142.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10796,11 +10820,11 @@ if(data.media_type !== undefined){
 let data1 = data.media_type;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate140.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate142.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data1 === "image") || (data1 === "video")) || (data1 === "audio")) || (data1 === "voice"))){
-validate140.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"}];
+validate142.errors = [{instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -10815,18 +10839,18 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(func1(data2) > 200){
-validate140.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
+validate142.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"}];
 return false;
 }
 else {
 if(!pattern4.test(data2)){
-validate140.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
+validate142.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""}];
 return false;
 }
 }
 }
 else {
-validate140.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate142.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10839,24 +10863,25 @@ if(valid0){
 if(data.video_id !== undefined){
 let data3 = data.video_id;
 const _errs10 = errors;
+const _errs11 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate140.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate142.errors = [{instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs10){
+if(errors === _errs11){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate140.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate142.errors = [{instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate140.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate142.errors = [{instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 else {
 if(!(formats2.validate(data3))){
-validate140.errors = [{instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
+validate142.errors = [{instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""}];
 return false;
 }
 }
@@ -10869,20 +10894,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-const _errs12 = errors;
+const _errs13 = errors;
 if(typeof data.add_to_editor !== "boolean"){
-validate140.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate142.errors = [{instancePath:instancePath+"/add_to_editor",schemaPath:"#/properties/add_to_editor/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid0 = _errs12 === errors;
+var valid0 = _errs13 === errors;
 if(valid0){
 if(data.placement !== undefined){
-const _errs14 = errors;
-if(!(validate116(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+const _errs15 = errors;
+if(!(validate118(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
-var valid0 = _errs14 === errors;
+var valid0 = _errs15 === errors;
 }
 else {
 var valid0 = true;
@@ -10896,33 +10921,33 @@ var valid0 = true;
 }
 }
 else {
-validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate140.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request (first error)/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate140(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
 errors = vErrors.length;
 }
-validate139.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -1166,8 +1166,9 @@ validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createGeneration = validate40;
 const schema54 = {"$ref":"https://media-api.local/components#/$defs/CreateGenerationRequest","$id":"https://media-api.local/components/request/createGeneration"};
-const schema55 = {"type":"object","description":"Body of POST /generations. Only `type` is required. static_ad, video_ad and ugc_ad need a template_slug; ai_model needs a model_slug. Fields that do not apply to the chosen type or variant (or to the hosted model that makes it) are refused (400) except the defaulted quality_tier and generate_audio, which are ignored where they do not apply. Each `*_media_id` is used instead of the matching `*_url`; give at most one of each pair.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/GenerationType"},"prompt":{"type":"string","description":"What to generate. With preset_id or custom_reference_inspiration_id on template workflows, the prompt is kept as is (not rewritten).","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"template_slug":{"type":"string","description":"For static_ad, video_ad and ugc_ad; a slug of the matching catalog section.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"model_slug":{"type":"string","description":"For ai_model; an ai_models[].slug of the catalog.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"variant_id":{"type":"string","description":"For ai_model; a variant of the selected model. Defaults to the model's default_variant_id.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"preset_id":{"type":["string","null"],"description":"A presets[].id of the selected template; sets the layout and, without brand or reference colours, the colours.","maxLength":220,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"aspect_ratio":{"type":"string","description":"Output aspect ratio; common values 1:1, 9:16, 16:9, 4:5, auto. Defaults to the template's or variant's default.","maxLength":24,"pattern":"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$","examples":["9:16"]},"duration":{"type":"integer","format":"int32","description":"Seconds, for video outputs when supported; must be one of the selected quality tier's duration_options. Defaults to the tier's or variant's default_duration.","minimum":1,"maximum":30},"resolution":{"type":"string","description":"Output resolution, e.g. 720p, 1080p, 1K (static ads usually 1K).","maxLength":24,"pattern":"^[0-9A-Za-z]+$"},"quality_tier":{"type":"string","description":"For video_ad and ugc_ad; a quality_tiers[].id of the template.","enum":["high","low"],"default":"high"},"brand_kit_id":{"type":"integer","format":"int64","description":"A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images.","minimum":1,"maximum":9007199254740991},"avatar_id":{"type":"string","description":"A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"custom_reference_inspiration_id":{"type":["string","null"],"format":"uuid","description":"A ready saved reference (POST /reference-inspirations); its colours are used when no brand kit is given.","maxLength":36},"reference_image_urls":{"type":"array","description":"Public image URLs used as references.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"reference_media_ids":{"type":"array","description":"Completed image media ids of the editor library; appended to reference_image_urls (10 in total at most).","maxItems":10,"items":{"type":"string","format":"uuid","maxLength":36}},"source_video_url":{"type":"string","format":"uri","description":"Source video for edit or video-to-video variants.","maxLength":2048,"pattern":"^https?://"},"source_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of source_video_url.","maxLength":36},"motion_video_url":{"type":"string","format":"uri","description":"Motion reference for motion-control variants.","maxLength":2048,"pattern":"^https?://"},"motion_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of motion_video_url.","maxLength":36},"audio_url":{"type":"string","format":"uri","description":"Driving audio for audio-driven variants.","maxLength":2048,"pattern":"^https?://"},"audio_media_id":{"type":"string","format":"uuid","description":"Completed audio media id, used instead of audio_url.","maxLength":36},"generate_audio":{"type":"boolean","description":"Generate a soundtrack for video outputs (ignored for images).","default":true},"request_count":{"type":"integer","format":"int32","description":"Number of outputs to queue (each is charged).","minimum":1,"maximum":10,"default":1},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema55 = {"type":"object","description":"Body of POST /generations. Only `type` is required. static_ad, video_ad and ugc_ad need a template_slug; ai_model needs a model_slug. Fields that do not apply to the chosen type or variant (or to the hosted model that makes it) are refused (400) except the defaulted quality_tier and generate_audio, which are ignored where they do not apply. Each `*_media_id` is used instead of the matching `*_url`; give at most one of each pair.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/GenerationType"},"prompt":{"type":"string","description":"What to generate. With preset_id or custom_reference_inspiration_id on template workflows, the prompt is kept as is (not rewritten).","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"template_slug":{"type":"string","description":"For static_ad, video_ad and ugc_ad; a slug of the matching catalog section.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"model_slug":{"type":"string","description":"For ai_model; an ai_models[].slug of the catalog.","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"variant_id":{"type":"string","description":"For ai_model; a variant of the selected model. Defaults to the model's default_variant_id.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"preset_id":{"type":["string","null"],"description":"A presets[].id of the selected template; sets the layout and, without brand or reference colours, the colours.","maxLength":220,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"aspect_ratio":{"type":"string","description":"Output aspect ratio; common values 1:1, 9:16, 16:9, 4:5, auto. Defaults to the template's or variant's default.","maxLength":24,"pattern":"^([1-9][0-9]{0,2}:[1-9][0-9]{0,2}|auto)$","examples":["9:16"]},"duration":{"type":"integer","format":"int32","description":"Seconds, for video outputs when supported; must be one of the selected quality tier's duration_options. Defaults to the tier's or variant's default_duration.","minimum":1,"maximum":30},"resolution":{"type":"string","description":"Output resolution, e.g. 720p, 1080p, 1K (static ads usually 1K).","maxLength":24,"pattern":"^[0-9A-Za-z]+$"},"quality_tier":{"type":"string","description":"For video_ad and ugc_ad; a quality_tiers[].id of the template.","enum":["high","low"],"default":"high"},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images."},"avatar_id":{"type":"string","description":"A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"custom_reference_inspiration_id":{"type":["string","null"],"format":"uuid","description":"A ready saved reference (POST /reference-inspirations); its colours are used when no brand kit is given.","maxLength":36},"reference_image_urls":{"type":"array","description":"Public image URLs used as references.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"reference_media_ids":{"type":"array","description":"Completed image media ids of the editor library; appended to reference_image_urls (10 in total at most).","maxItems":10,"items":{"type":"string","format":"uuid","maxLength":36}},"source_video_url":{"type":"string","format":"uri","description":"Source video for edit or video-to-video variants.","maxLength":2048,"pattern":"^https?://"},"source_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of source_video_url.","maxLength":36},"motion_video_url":{"type":"string","format":"uri","description":"Motion reference for motion-control variants.","maxLength":2048,"pattern":"^https?://"},"motion_video_media_id":{"type":"string","format":"uuid","description":"Completed video media id, used instead of motion_video_url.","maxLength":36},"audio_url":{"type":"string","format":"uri","description":"Driving audio for audio-driven variants.","maxLength":2048,"pattern":"^https?://"},"audio_media_id":{"type":"string","format":"uuid","description":"Completed audio media id, used instead of audio_url.","maxLength":36},"generate_audio":{"type":"boolean","description":"Generate a soundtrack for video outputs (ignored for images).","default":true},"request_count":{"type":"integer","format":"int32","description":"Number of outputs to queue (each is charged).","minimum":1,"maximum":10,"default":1},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
 const schema56 = {"type":"string","description":"Generation kind.","enum":["static_ad","video_ad","ugc_ad","ai_model"]};
+const schema57 = {"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991};
 const func21 = Object.prototype.hasOwnProperty;
 const pattern19 = new RegExp("^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
 const pattern20 = new RegExp("^[a-z0-9][a-z0-9._-]*$", "u");
@@ -1560,7 +1561,7 @@ errors++;
 if(data.brand_kit_id !== undefined){
 let data10 = data.brand_kit_id;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err31 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err31 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1571,7 +1572,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
-const err32 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err32 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1581,7 +1582,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data10 < 1 || isNaN(data10)){
-const err33 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err33 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1591,7 +1592,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!(formats2.validate(data10))){
-const err34 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+const err34 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2180,14 +2181,13 @@ return errors === 0;
 validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.createSlideshow = validate43;
-const schema57 = {"$ref":"https://media-api.local/components#/$defs/CreateSlideshowRequest","$id":"https://media-api.local/components/request/createSlideshow"};
-const schema58 = {"type":"object","description":"Body of POST /slideshows.","additionalProperties":false,"required":["prompt"],"properties":{"prompt":{"type":"string","description":"What the slideshow is about.","minLength":1,"maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","description":"Title of the slideshow and its editor video; generated when omitted.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"slide_count":{"type":"integer","format":"int32","enum":[3,4,5,6,8,9,10],"minimum":3,"maximum":10,"default":6},"aspect_ratio":{"type":"string","enum":["9:16","1:1","4:5"],"default":"4:5"},"product_image_urls":{"type":"array","description":"Public product image URLs to feature.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"avatar_id":{"type":"string","description":"An avatars[].id of GET /assets.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"avatar_image_url":{"type":"string","format":"uri","description":"A public image of a person to feature instead of an avatar.","maxLength":2048,"pattern":"^https?://"},"brand_kit_id":{"type":"integer","format":"int64","description":"A brand_kits[].id of GET /assets.","minimum":1,"maximum":9007199254740991},"custom_reference_inspiration_id":{"type":"string","format":"uuid","description":"A ready saved reference (POST /reference-inspirations).","maxLength":36},"language":{"type":"string","description":"Language of the slide text, by name or code, e.g. English, Spanish, de-DE. The built-in writer writes English, Spanish, French, German, Portuguese, Italian and Hindi (another language is 400 naming this field); a deployment with a remote writer (SCRIPT_PROVIDER_URL) takes any.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"English"},"product_context":{"type":"string","description":"Facts about the product or offer the slides may use (the copy writer draws the body slides and the call to action from them).","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"generate_text_overlays":{"type":"boolean","description":"true generates editable text overlays; false creates slides without generated overlay text.","default":false},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema58 = {"$ref":"https://media-api.local/components#/$defs/CreateSlideshowRequest","$id":"https://media-api.local/components/request/createSlideshow"};
+const schema59 = {"type":"object","description":"Body of POST /slideshows.","additionalProperties":false,"required":["prompt"],"properties":{"prompt":{"type":"string","description":"What the slideshow is about.","minLength":1,"maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","description":"Title of the slideshow and its editor video; generated when omitted.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"slide_count":{"type":"integer","format":"int32","enum":[3,4,5,6,8,9,10],"minimum":3,"maximum":10,"default":6},"aspect_ratio":{"type":"string","enum":["9:16","1:1","4:5"],"default":"4:5"},"product_image_urls":{"type":"array","description":"Public product image URLs to feature.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"avatar_id":{"type":"string","description":"An avatars[].id of GET /assets.","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"avatar_image_url":{"type":"string","format":"uri","description":"A public image of a person to feature instead of an avatar.","maxLength":2048,"pattern":"^https?://"},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets."},"custom_reference_inspiration_id":{"type":"string","format":"uuid","description":"A ready saved reference (POST /reference-inspirations).","maxLength":36},"language":{"type":"string","description":"Language of the slide text, by name or code, e.g. English, Spanish, de-DE. The built-in writer writes English, Spanish, French, German, Portuguese, Italian and Hindi (another language is 400 naming this field); a deployment with a remote writer (SCRIPT_PROVIDER_URL) takes any.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"English"},"product_context":{"type":"string","description":"Facts about the product or offer the slides may use (the copy writer draws the body slides and the call to action from them).","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"generate_text_overlays":{"type":"boolean","description":"true generates editable text overlays; false creates slides without generated overlay text.","default":false},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://media-api.local/components/request/createSlideshow" */;
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2208,7 +2208,7 @@ if(data.generate_text_overlays === undefined){
 data.generate_text_overlays = false;
 }
 if(data.prompt === undefined){
-const err0 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2218,8 +2218,8 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func21.call(schema58.properties, key0))){
-const err1 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(!(func21.call(schema59.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2233,7 +2233,7 @@ if(data.prompt !== undefined){
 let data0 = data.prompt;
 if(typeof data0 === "string"){
 if(func1(data0) > 8000){
-const err2 = {instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 8000},message:"must NOT have more than 8000 characters"};
+const err2 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 8000},message:"must NOT have more than 8000 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2243,7 +2243,7 @@ vErrors.push(err2);
 errors++;
 }
 if(func1(data0) < 1){
-const err3 = {instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err3 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2253,7 +2253,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!pattern19.test(data0)){
-const err4 = {instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/prompt/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+const err4 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2264,7 +2264,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/prompt",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err5 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2278,7 +2278,7 @@ if(data.title !== undefined){
 let data1 = data.title;
 if(typeof data1 === "string"){
 if(func1(data1) > 200){
-const err6 = {instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+const err6 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2288,7 +2288,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!pattern4.test(data1)){
-const err7 = {instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+const err7 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2299,7 +2299,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/title",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err8 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2311,7 +2311,7 @@ errors++;
 }
 let data2 = data.slide_count;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err9 = {instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2321,7 +2321,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((((data2 === 3) || (data2 === 4)) || (data2 === 5)) || (data2 === 6)) || (data2 === 8)) || (data2 === 9)) || (data2 === 10))){
-const err10 = {instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/enum",keyword:"enum",params:{allowedValues: schema58.properties.slide_count.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/enum",keyword:"enum",params:{allowedValues: schema59.properties.slide_count.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2332,7 +2332,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 10 || isNaN(data2)){
-const err11 = {instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+const err11 = {instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2342,7 +2342,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data2 < 3 || isNaN(data2)){
-const err12 = {instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3},message:"must be >= 3"};
+const err12 = {instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 3},message:"must be >= 3"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2352,7 +2352,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(formats0.validate(data2))){
-const err13 = {instancePath:instancePath+"/slide_count",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/slide_count/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+const err13 = {instancePath:instancePath+"/slide_count",schemaPath:"#/properties/slide_count/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2364,7 +2364,7 @@ errors++;
 }
 let data3 = data.aspect_ratio;
 if(typeof data3 !== "string"){
-const err14 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err14 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2374,7 +2374,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "9:16") || (data3 === "1:1")) || (data3 === "4:5"))){
-const err15 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema58.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema59.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2387,7 +2387,7 @@ if(data.product_image_urls !== undefined){
 let data4 = data.product_image_urls;
 if(Array.isArray(data4)){
 if(data4.length > 10){
-const err16 = {instancePath:instancePath+"/product_image_urls",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+const err16 = {instancePath:instancePath+"/product_image_urls",schemaPath:"#/properties/product_image_urls/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2401,7 +2401,7 @@ for(let i0=0; i0<len0; i0++){
 let data5 = data4[i0];
 if(typeof data5 === "string"){
 if(func1(data5) > 2048){
-const err17 = {instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+const err17 = {instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"#/properties/product_image_urls/items/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2411,7 +2411,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!pattern27.test(data5)){
-const err18 = {instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+const err18 = {instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"#/properties/product_image_urls/items/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2421,7 +2421,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(formats6(data5))){
-const err19 = {instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+const err19 = {instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"#/properties/product_image_urls/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2432,7 +2432,7 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err20 = {instancePath:instancePath+"/product_image_urls/" + i0,schemaPath:"#/properties/product_image_urls/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2444,7 +2444,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/product_image_urls",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err21 = {instancePath:instancePath+"/product_image_urls",schemaPath:"#/properties/product_image_urls/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2458,7 +2458,7 @@ if(data.avatar_id !== undefined){
 let data6 = data.avatar_id;
 if(typeof data6 === "string"){
 if(func1(data6) > 160){
-const err22 = {instancePath:instancePath+"/avatar_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+const err22 = {instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2468,7 +2468,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!pattern22.test(data6)){
-const err23 = {instancePath:instancePath+"/avatar_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
+const err23 = {instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._:-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2479,7 +2479,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/avatar_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err24 = {instancePath:instancePath+"/avatar_id",schemaPath:"#/properties/avatar_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2493,7 +2493,7 @@ if(data.avatar_image_url !== undefined){
 let data7 = data.avatar_image_url;
 if(typeof data7 === "string"){
 if(func1(data7) > 2048){
-const err25 = {instancePath:instancePath+"/avatar_image_url",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_image_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+const err25 = {instancePath:instancePath+"/avatar_image_url",schemaPath:"#/properties/avatar_image_url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2503,7 +2503,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!pattern27.test(data7)){
-const err26 = {instancePath:instancePath+"/avatar_image_url",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_image_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+const err26 = {instancePath:instancePath+"/avatar_image_url",schemaPath:"#/properties/avatar_image_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2513,7 +2513,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(formats6(data7))){
-const err27 = {instancePath:instancePath+"/avatar_image_url",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_image_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+const err27 = {instancePath:instancePath+"/avatar_image_url",schemaPath:"#/properties/avatar_image_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2524,7 +2524,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/avatar_image_url",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/avatar_image_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err28 = {instancePath:instancePath+"/avatar_image_url",schemaPath:"#/properties/avatar_image_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2537,7 +2537,7 @@ errors++;
 if(data.brand_kit_id !== undefined){
 let data8 = data.brand_kit_id;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err29 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/brand_kit_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err29 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -2548,7 +2548,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-const err30 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/brand_kit_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err30 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2558,7 +2558,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data8 < 1 || isNaN(data8)){
-const err31 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/brand_kit_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err31 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2568,7 +2568,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!(formats2.validate(data8))){
-const err32 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+const err32 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -2583,7 +2583,7 @@ if(data.custom_reference_inspiration_id !== undefined){
 let data9 = data.custom_reference_inspiration_id;
 if(typeof data9 === "string"){
 if(func1(data9) > 36){
-const err33 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/custom_reference_inspiration_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
+const err33 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/maxLength",keyword:"maxLength",params:{limit: 36},message:"must NOT have more than 36 characters"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2593,7 +2593,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!(formats4.test(data9))){
-const err34 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/custom_reference_inspiration_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err34 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2604,7 +2604,7 @@ errors++;
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/custom_reference_inspiration_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err35 = {instancePath:instancePath+"/custom_reference_inspiration_id",schemaPath:"#/properties/custom_reference_inspiration_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2617,7 +2617,7 @@ errors++;
 let data10 = data.language;
 if(typeof data10 === "string"){
 if(func1(data10) > 64){
-const err36 = {instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+const err36 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -2627,7 +2627,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!pattern4.test(data10)){
-const err37 = {instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
+const err37 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2638,7 +2638,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/language",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err38 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2651,7 +2651,7 @@ if(data.product_context !== undefined){
 let data11 = data.product_context;
 if(typeof data11 === "string"){
 if(func1(data11) > 4000){
-const err39 = {instancePath:instancePath+"/product_context",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_context/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+const err39 = {instancePath:instancePath+"/product_context",schemaPath:"#/properties/product_context/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2661,7 +2661,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!pattern19.test(data11)){
-const err40 = {instancePath:instancePath+"/product_context",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_context/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
+const err40 = {instancePath:instancePath+"/product_context",schemaPath:"#/properties/product_context/pattern",keyword:"pattern",params:{pattern: "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},message:"must match pattern \""+"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2672,7 +2672,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/product_context",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/product_context/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err41 = {instancePath:instancePath+"/product_context",schemaPath:"#/properties/product_context/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2683,7 +2683,7 @@ errors++;
 }
 }
 if(typeof data.generate_text_overlays !== "boolean"){
-const err42 = {instancePath:instancePath+"/generate_text_overlays",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/generate_text_overlays/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err42 = {instancePath:instancePath+"/generate_text_overlays",schemaPath:"#/properties/generate_text_overlays/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2696,7 +2696,7 @@ if(data.idempotency_key !== undefined){
 let data13 = data.idempotency_key;
 if(typeof data13 === "string"){
 if(func1(data13) > 160){
-const err43 = {instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
+const err43 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/maxLength",keyword:"maxLength",params:{limit: 160},message:"must NOT have more than 160 characters"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2706,7 +2706,7 @@ vErrors.push(err43);
 errors++;
 }
 if(func1(data13) < 1){
-const err44 = {instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err44 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -2716,7 +2716,7 @@ vErrors.push(err44);
 errors++;
 }
 if(!pattern31.test(data13)){
-const err45 = {instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
+const err45 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]+$"},message:"must match pattern \""+"^[\\x21-\\x7E]+$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -2727,7 +2727,7 @@ errors++;
 }
 }
 else {
-const err46 = {instancePath:instancePath+"/idempotency_key",schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err46 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2739,7 +2739,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath,schemaPath:"https://media-api.local/components#/$defs/CreateSlideshowRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2748,24 +2748,45 @@ vErrors.push(err47);
 }
 errors++;
 }
+validate44.errors = vErrors;
+return errors === 0;
+}
+validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://media-api.local/components/request/createSlideshow" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate43.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+errors = vErrors.length;
+}
 validate43.errors = vErrors;
 return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createFacelessVideo = validate44;
-const schema59 = {"$ref":"https://media-api.local/components#/$defs/CreateFacelessVideoRequest","$id":"https://media-api.local/components/request/createFacelessVideo"};
-const schema60 = {"type":"object","description":"Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written.","additionalProperties":false,"properties":{"prompt":{"type":"string","description":"Topic or brief; the service writes the script.","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"script":{"type":"string","description":"The exact narration to use.","maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"aspect_ratio":{"type":"string","enum":["9:16","16:9"],"default":"9:16"},"duration":{"type":"string","description":"Target length in seconds, as a string of digits (seed 4.5), e.g. \"26\"; 5 to 180 (400 naming duration otherwise). The video is within 10 % of it.","maxLength":3,"pattern":"^[1-9][0-9]{0,2}$","default":"26"},"image_style":{"$ref":"https://media-api.local/components#/$defs/FacelessImageStyle"},"voice_id":{"type":"string","description":"A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id).","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"language":{"type":"string","description":"Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language).","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"reference_image_urls":{"type":"array","description":"Public image URLs (PNG, JPEG or WebP) composited into the scenes, one per scene in turn. Fetched only through the guarded client: a private or loopback address is refused before anything is charged (400 naming the URL); a URL that fails later fails the video (refunded).","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"selected_ai_styles":{"type":"array","description":"Texture motifs drawn over every scene, in the order given (see FacelessAiStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessAiStyle"}},"selected_flux_dev_styles":{"type":"array","description":"Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessFluxDevStyle"}},"brand_kit_id":{"type":"integer","format":"int64","description":"A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out).","minimum":1,"maximum":9007199254740991},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema61 = {"type":"string","description":"The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.","enum":["cinematic","watercolor","comic","minimal","neon","vintage"],"default":"cinematic"};
-const schema62 = {"type":"string","description":"A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines.","enum":["bokeh","geometric","halftone","grain","light_leaks","scanlines"]};
-const schema63 = {"type":"string","description":"A colour grade applied to every scene (reference images included). warm: orange tint. cool: blue tint. high_contrast: stretched contrast. muted: desaturated. black_and_white: greyscale. vignette: darkened edges.","enum":["warm","cool","high_contrast","muted","black_and_white","vignette"]};
+exports.createFacelessVideo = validate46;
+const schema61 = {"$ref":"https://media-api.local/components#/$defs/CreateFacelessVideoRequest","$id":"https://media-api.local/components/request/createFacelessVideo"};
+const schema62 = {"type":"object","description":"Body of POST /faceless-videos. Give a prompt, a script, or both (at least one; 400 otherwise): with a script the voiceover reads it as written.","additionalProperties":false,"properties":{"prompt":{"type":"string","description":"Topic or brief; the service writes the script.","maxLength":8000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"script":{"type":"string","description":"The exact narration to use.","maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"aspect_ratio":{"type":"string","enum":["9:16","16:9"],"default":"9:16"},"duration":{"type":"string","description":"Target length in seconds, as a string of digits (seed 4.5), e.g. \"26\"; 5 to 180 (400 naming duration otherwise). The video is within 10 % of it.","maxLength":3,"pattern":"^[1-9][0-9]{0,2}$","default":"26"},"image_style":{"$ref":"https://media-api.local/components#/$defs/FacelessImageStyle"},"voice_id":{"type":"string","description":"A voices[].id of GET /assets (the voice also sets the price; unknown → 404 naming voice_id). Default: the first built-in voice whose locale speaks `language`. A voice whose locales do not speak `language` is refused (400 naming voice_id).","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"language":{"type":"string","description":"Language of the script and voiceover: a name (English, Spanish, German, French, Portuguese, Hindi, Japanese, Italian) or a BCP 47 tag (en, en-GB, es-MX…). Default English, or the voice's language when only voice_id is given. A language no built-in voice speaks is refused (400 naming language).","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"reference_image_urls":{"type":"array","description":"Public image URLs (PNG, JPEG or WebP) composited into the scenes, one per scene in turn. Fetched only through the guarded client: a private or loopback address is refused before anything is charged (400 naming the URL); a URL that fails later fails the video (refunded).","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"selected_ai_styles":{"type":"array","description":"Texture motifs drawn over every scene, in the order given (see FacelessAiStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessAiStyle"}},"selected_flux_dev_styles":{"type":"array","description":"Grades (colour filters) applied to every scene, reference images included, in the order given (see FacelessFluxDevStyle).","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/FacelessFluxDevStyle"}},"brand_kit_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out)."},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema63 = {"type":"string","description":"The look of every scene of a faceless video (palette, background, typography). cinematic: deep teal and amber, letterbox bars. watercolor: soft paper tones, washes, serif type. comic: bold primaries, halftone dots, thick outlines. minimal: off-white, one accent, thin type. neon: near-black with glowing magenta and cyan lines. vintage: sepia, grain, serif type. Default cinematic.","enum":["cinematic","watercolor","comic","minimal","neon","vintage"],"default":"cinematic"};
+const schema64 = {"type":"string","description":"A texture motif drawn over every scene. bokeh: soft light circles. geometric: outlined triangles and squares. halftone: a dot screen. grain: film grain. light_leaks: warm glows from the corners. scanlines: horizontal CRT lines.","enum":["bokeh","geometric","halftone","grain","light_leaks","scanlines"]};
+const schema65 = {"type":"string","description":"A colour grade applied to every scene (reference images included). warm: orange tint. cool: blue tint. high_contrast: stretched contrast. muted: desaturated. black_and_white: greyscale. vignette: darkened edges.","enum":["warm","cool","high_contrast","muted","black_and_white","vignette"]};
 const func0 = require("ajv/dist/runtime/equal").default;
 const pattern43 = new RegExp("^[1-9][0-9]{0,2}$", "u");
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2780,7 +2801,7 @@ if(data.duration === undefined){
 data.duration = "26";
 }
 for(const key0 in data){
-if(!(func21.call(schema60.properties, key0))){
+if(!(func21.call(schema62.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -2908,7 +2929,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data3 === "9:16") || (data3 === "16:9"))){
-const err11 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema60.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"#/properties/aspect_ratio/enum",keyword:"enum",params:{allowedValues: schema62.properties.aspect_ratio.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2963,7 +2984,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((data5 === "cinematic") || (data5 === "watercolor")) || (data5 === "comic")) || (data5 === "minimal")) || (data5 === "neon")) || (data5 === "vintage"))){
-const err16 = {instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/image_style",schemaPath:"https://media-api.local/components#/$defs/FacelessImageStyle/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3141,7 +3162,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((((((data11 === "bokeh") || (data11 === "geometric")) || (data11 === "halftone")) || (data11 === "grain")) || (data11 === "light_leaks")) || (data11 === "scanlines"))){
-const err31 = {instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/enum",keyword:"enum",params:{allowedValues: schema62.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/selected_ai_styles/" + i1,schemaPath:"https://media-api.local/components#/$defs/FacelessAiStyle/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3210,7 +3231,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((((data13 === "warm") || (data13 === "cool")) || (data13 === "high_contrast")) || (data13 === "muted")) || (data13 === "black_and_white")) || (data13 === "vignette"))){
-const err36 = {instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/selected_flux_dev_styles/" + i3,schemaPath:"https://media-api.local/components#/$defs/FacelessFluxDevStyle/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -3255,7 +3276,7 @@ errors++;
 if(data.brand_kit_id !== undefined){
 let data14 = data.brand_kit_id;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err39 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err39 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -3266,7 +3287,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
-const err40 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err40 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -3276,7 +3297,7 @@ vErrors.push(err40);
 errors++;
 }
 if(data14 < 1 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err41 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -3286,7 +3307,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!(formats2.validate(data14))){
-const err42 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"#/properties/brand_kit_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+const err42 = {instancePath:instancePath+"/brand_kit_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -3353,45 +3374,45 @@ vErrors.push(err47);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/createFacelessVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createReferenceInspiration = validate47;
-const schema64 = {"$ref":"https://media-api.local/components#/$defs/CreateReferenceInspirationRequest","$id":"https://media-api.local/components/request/createReferenceInspiration"};
-const schema65 = {"type":"object","description":"Body of POST /reference-inspirations. Image references: 1 to 10 images in total from image_urls and images. Video references (media_kind video): video_url is required and no images are given. Inline images count toward the request body size limit (413); send many or large images as image_urls.","additionalProperties":false,"required":["template_slug","media_kind"],"properties":{"template_slug":{"type":"string","description":"The target template (reference_template_targets[].template_slug or a suggestion).","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","description":"private references are usable at once; public ones are reviewed before others see them.","enum":["private","public"],"default":"private"},"label":{"type":"string","description":"User-facing label.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"image_urls":{"type":"array","description":"Existing public image URLs.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"images":{"type":"array","description":"Inline images.","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/InlineReferenceImage"}},"video_url":{"type":"string","format":"uri","description":"Public video URL; required when media_kind is video.","maxLength":2048,"pattern":"^https?://"},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema66 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
-const schema67 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
-const schema68 = {"type":"object","description":"An inline image of a reference; PNG, JPEG or WebP, at most about 10 MB decoded.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","description":"Original filename.","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"MIME type; detected from the bytes when omitted (and must match them when given).","enum":["image/png","image/jpeg","image/webp"]},"data":{"type":"string","description":"Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded.","minLength":4,"maxLength":14000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
+exports.createReferenceInspiration = validate49;
+const schema67 = {"$ref":"https://media-api.local/components#/$defs/CreateReferenceInspirationRequest","$id":"https://media-api.local/components/request/createReferenceInspiration"};
+const schema68 = {"type":"object","description":"Body of POST /reference-inspirations. Image references: 1 to 10 images in total from image_urls and images. Video references (media_kind video): video_url is required and no images are given. Inline images count toward the request body size limit (413); send many or large images as image_urls.","additionalProperties":false,"required":["template_slug","media_kind"],"properties":{"template_slug":{"type":"string","description":"The target template (reference_template_targets[].template_slug or a suggestion).","maxLength":160,"pattern":"^[a-z0-9][a-z0-9._-]*$"},"template_category":{"$ref":"https://media-api.local/components#/$defs/TemplateCategory"},"media_kind":{"$ref":"https://media-api.local/components#/$defs/ReferenceMediaKind"},"visibility":{"type":"string","description":"private references are usable at once; public ones are reviewed before others see them.","enum":["private","public"],"default":"private"},"label":{"type":"string","description":"User-facing label.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"image_urls":{"type":"array","description":"Existing public image URLs.","maxItems":10,"items":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}},"images":{"type":"array","description":"Inline images.","maxItems":10,"items":{"$ref":"https://media-api.local/components#/$defs/InlineReferenceImage"}},"video_url":{"type":"string","format":"uri","description":"Public video URL; required when media_kind is video.","maxLength":2048,"pattern":"^https?://"},"idempotency_key":{"type":"string","description":"Used when the Idempotency-Key header is absent (see the header).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema69 = {"type":"string","description":"Template category of a reference target.","enum":["static-ads","video-templates","slideshow-carousel"]};
+const schema70 = {"type":"string","description":"Kind of reference media.","enum":["image","slideshow","video"]};
+const schema71 = {"type":"object","description":"An inline image of a reference; PNG, JPEG or WebP, at most about 10 MB decoded.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","description":"Original filename.","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"MIME type; detected from the bytes when omitted (and must match them when given).","enum":["image/png","image/jpeg","image/webp"]},"data":{"type":"string","description":"Base64 bytes or a data URL (data:image/png;base64,...). At most about 10 MB decoded.","minLength":4,"maxLength":14000000,"pattern":"^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$"}}};
 const pattern51 = new RegExp("^[^\\u0000-\\u001F\\u007F/\\\\]+$", "u");
 const pattern52 = new RegExp("^(data:[a-z]+/[A-Za-z0-9.+-]+;base64,)?[A-Za-z0-9+/=\\r\\n]+$", "u");
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3423,7 +3444,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func21.call(schema65.properties, key0))){
+if(!(func21.call(schema68.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -3482,7 +3503,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "static-ads") || (data1 === "video-templates")) || (data1 === "slideshow-carousel"))){
-const err7 = {instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/template_category",schemaPath:"https://media-api.local/components#/$defs/TemplateCategory/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3505,7 +3526,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data2 === "image") || (data2 === "slideshow")) || (data2 === "video"))){
-const err9 = {instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema67.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/media_kind",schemaPath:"https://media-api.local/components#/$defs/ReferenceMediaKind/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3527,7 +3548,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data3 === "private") || (data3 === "public"))){
-const err11 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema65.properties.visibility.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/enum",keyword:"enum",params:{allowedValues: schema68.properties.visibility.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3749,7 +3770,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data10 === "image/png") || (data10 === "image/jpeg")) || (data10 === "image/webp"))){
-const err30 = {instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/enum",keyword:"enum",params:{allowedValues: schema68.properties.content_type.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/images/" + i1+"/content_type",schemaPath:"https://media-api.local/components#/$defs/InlineReferenceImage/properties/content_type/enum",keyword:"enum",params:{allowedValues: schema71.properties.content_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3929,41 +3950,41 @@ vErrors.push(err45);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/createReferenceInspiration" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate48(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
-validate47.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createEditorVideo = validate50;
-const schema69 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorVideoRequest","$id":"https://media-api.local/components/request/createEditorVideo"};
-const schema70 = {"type":"object","description":"Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.","additionalProperties":false,"properties":{"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"Untitled video"},"aspect_ratio":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"}],"default":"9:16"},"fps":{"type":"number","minimum":1,"maximum":60,"default":30},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2}}};
-const schema71 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
+exports.createEditorVideo = validate52;
+const schema72 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorVideoRequest","$id":"https://media-api.local/components/request/createEditorVideo"};
+const schema73 = {"type":"object","description":"Body of POST /editor/videos. width and height override the frame size derived from the aspect ratio (9:16 1080x1920, 16:9 1920x1080, 1:1 1080x1080, 4:5 1080x1350); give both or neither, even numbers, matching the aspect ratio.","additionalProperties":false,"properties":{"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$","default":"Untitled video"},"aspect_ratio":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorAspectRatio"}],"default":"9:16"},"fps":{"type":"number","minimum":1,"maximum":60,"default":30},"width":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2},"height":{"type":"integer","format":"int32","minimum":16,"maximum":4096,"multipleOf":2}}};
+const schema74 = {"type":"string","description":"Project aspect ratio; sets the default frame size (1080 px on the short side).","enum":["9:16","16:9","1:1","4:5"]};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4037,7 +4058,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data1 === "9:16") || (data1 === "16:9")) || (data1 === "1:1")) || (data1 === "4:5"))){
-const err5 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/aspect_ratio",schemaPath:"https://media-api.local/components#/$defs/EditorAspectRatio/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4202,48 +4223,48 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/createEditorVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate51(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
-validate50.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEdits = validate53;
-const schema72 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEdits"};
-const schema73 = {"type":"object","description":"Body of PATCH /editor/videos/{id} (and its deprecated POST alias).","additionalProperties":false,"required":["operations"],"properties":{"instructions":{"type":"string","description":"The user's request in words; stored in the project's edit history.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operations":{"type":"array","description":"Applied in order, atomically (all or nothing).","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorOperation"}},"expected_version":{"type":"integer","format":"int64","description":"Optimistic concurrency guard: the version you read. When the project's version differs, nothing is applied and the answer is 400 bad_request with context.field body.expected_version and context.current_version.","minimum":1,"maximum":9007199254740991}}};
-const schema74 = {"type":"object","description":"One edit operation, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"https://media-api.local/components#/$defs/SetTitleOperation"},{"$ref":"https://media-api.local/components#/$defs/RemoveItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTimingOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemSourceOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAudioOperation"},{"$ref":"https://media-api.local/components#/$defs/SetAudioLevelsOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAnimationOperation"},{"$ref":"https://media-api.local/components#/$defs/ApplyItemTransitionOperation"},{"$ref":"https://media-api.local/components#/$defs/SplitItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTransformOperation"},{"$ref":"https://media-api.local/components#/$defs/MoveItemToTrackOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemLayerOrderOperation"},{"$ref":"https://media-api.local/components#/$defs/AddTextOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateTextOperation"},{"$ref":"https://media-api.local/components#/$defs/AddCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/AddSoundEffectOperation"},{"$ref":"https://media-api.local/components#/$defs/AddVoiceoverOperation"},{"$ref":"https://media-api.local/components#/$defs/GenerateCaptionsFromItemsOperation"}]};
-const schema121 = {"type":"object","description":"Renames the project.","additionalProperties":false,"required":["type","title"],"properties":{"type":{"type":"string","const":"set_title"},"title":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
-const schema122 = {"type":"object","description":"Adds a sound effect (audio_role sound_effect) from exactly one of: sound_effect_id (the built-in library, see the list_editor_sound_effects tool), media_id (library audio) or url (direct public HTTPS URL). duration_seconds defaults to the effect's length.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"add_sound_effect"},"sound_effect_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"url":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https://"},"media_id":{"type":"string","format":"uuid","maxLength":36},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0}}};
+exports.applyEditorEdits = validate55;
+const schema75 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEdits"};
+const schema76 = {"type":"object","description":"Body of PATCH /editor/videos/{id} (and its deprecated POST alias).","additionalProperties":false,"required":["operations"],"properties":{"instructions":{"type":"string","description":"The user's request in words; stored in the project's edit history.","maxLength":4000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"operations":{"type":"array","description":"Applied in order, atomically (all or nothing).","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/EditorOperation"}},"expected_version":{"type":"integer","format":"int64","description":"Optimistic concurrency guard: the version you read. When the project's version differs, nothing is applied and the answer is 400 bad_request with context.field body.expected_version and context.current_version.","minimum":1,"maximum":9007199254740991}}};
+const schema77 = {"type":"object","description":"One edit operation, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"https://media-api.local/components#/$defs/SetTitleOperation"},{"$ref":"https://media-api.local/components#/$defs/RemoveItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTimingOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemSourceOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAudioOperation"},{"$ref":"https://media-api.local/components#/$defs/SetAudioLevelsOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemAnimationOperation"},{"$ref":"https://media-api.local/components#/$defs/ApplyItemTransitionOperation"},{"$ref":"https://media-api.local/components#/$defs/SplitItemOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemTransformOperation"},{"$ref":"https://media-api.local/components#/$defs/MoveItemToTrackOperation"},{"$ref":"https://media-api.local/components#/$defs/SetItemLayerOrderOperation"},{"$ref":"https://media-api.local/components#/$defs/AddTextOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateTextOperation"},{"$ref":"https://media-api.local/components#/$defs/AddCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/UpdateCaptionsOperation"},{"$ref":"https://media-api.local/components#/$defs/AddSoundEffectOperation"},{"$ref":"https://media-api.local/components#/$defs/AddVoiceoverOperation"},{"$ref":"https://media-api.local/components#/$defs/GenerateCaptionsFromItemsOperation"}]};
+const schema124 = {"type":"object","description":"Renames the project.","additionalProperties":false,"required":["type","title"],"properties":{"type":{"type":"string","const":"set_title"},"title":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"}}};
+const schema125 = {"type":"object","description":"Adds a sound effect (audio_role sound_effect) from exactly one of: sound_effect_id (the built-in library, see the list_editor_sound_effects tool), media_id (library audio) or url (direct public HTTPS URL). duration_seconds defaults to the effect's length.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"add_sound_effect"},"sound_effect_id":{"type":"string","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$"},"url":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https://"},"media_id":{"type":"string","format":"uuid","maxLength":36},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0}}};
 const pattern88 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
 const pattern89 = new RegExp("^https://", "u");
-const schema75 = {"type":"object","description":"Removes an item from the timeline (its media stays in the library).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"remove_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}};
-const schema76 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema78 = {"type":"object","description":"Removes an item from the timeline (its media stays in the library).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"remove_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"}}};
+const schema79 = {"type":"string","description":"Timeline item id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
 const pattern57 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]*$", "u");
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4362,17 +4383,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema77 = {"type":"object","description":"Moves (from_seconds) and/or resizes (duration_seconds) an item on the timeline; give at least one.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_timing"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"from_seconds":{"type":"number","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400}}};
+const schema80 = {"type":"object","description":"Moves (from_seconds) and/or resizes (duration_seconds) an item on the timeline; give at least one.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_timing"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"from_seconds":{"type":"number","minimum":0,"maximum":14400},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400}}};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4561,17 +4582,17 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema79 = {"type":"object","description":"Trims into a video or audio item's source (source_start_seconds) and/or changes its speed (playback_rate, 1 is normal); the timeline duration is kept.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_source"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"source_start_seconds":{"type":"number","minimum":0,"maximum":86400},"playback_rate":{"type":"number","minimum":0.25,"maximum":4}}};
+const schema82 = {"type":"object","description":"Trims into a video or audio item's source (source_start_seconds) and/or changes its speed (playback_rate, 1 is normal); the timeline duration is kept.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_source"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"source_start_seconds":{"type":"number","minimum":0,"maximum":86400},"playback_rate":{"type":"number","minimum":0.25,"maximum":4}}};
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4760,17 +4781,17 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema81 = {"type":"object","description":"Sets one video or audio item's volume (dB, 0 unchanged, -60 silent) and fades.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_audio"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
+const schema84 = {"type":"object","description":"Sets one video or audio item's volume (dB, 0 unchanged, -60 silent) and fades.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_audio"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4994,18 +5015,18 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema83 = {"type":"object","description":"Sets volume and fades on many audio-bearing items at once, selected by item_ids, item_types and/or audio_roles (all given selectors must match; none selects every video and audio item), minus exclude_item_ids. For example duck music with audio_roles [music] and volume_db -18.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"set_audio_levels"},"item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"exclude_item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"item_types":{"type":"array","maxItems":2,"uniqueItems":true,"items":{"type":"string","enum":["video","audio"]}},"audio_roles":{"type":"array","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
-const schema86 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
+const schema86 = {"type":"object","description":"Sets volume and fades on many audio-bearing items at once, selected by item_ids, item_types and/or audio_roles (all given selectors must match; none selects every video and audio item), minus exclude_item_ids. For example duck music with audio_roles [music] and volume_db -18.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"set_audio_levels"},"item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"exclude_item_ids":{"type":"array","maxItems":2000,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"item_types":{"type":"array","maxItems":2,"uniqueItems":true,"items":{"type":"string","enum":["video","audio"]}},"audio_roles":{"type":"array","maxItems":6,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}},"volume_db":{"type":"number","minimum":-60,"maximum":12},"audio_fade_in_seconds":{"type":"number","minimum":0,"maximum":600},"audio_fade_out_seconds":{"type":"number","minimum":0,"maximum":600}}};
+const schema89 = {"type":"string","description":"Role of an audio-bearing item, used by the mixer and by set_audio_levels: music (background music), voiceover (generated narration), voice (recorded speech), sound_effect, source_video (the audio track of a video item), audio (anything else).","enum":["sound_effect","music","voiceover","voice","source_video","audio"]};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5227,7 +5248,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data6 === "video") || (data6 === "audio"))){
-const err18 = {instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/enum",keyword:"enum",params:{allowedValues: schema83.properties.item_types.items.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/item_types/" + i2,schemaPath:"#/properties/item_types/items/enum",keyword:"enum",params:{allowedValues: schema86.properties.item_types.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5300,7 +5321,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
-const err23 = {instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/audio_roles/" + i4,schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5458,19 +5479,19 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema87 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
-const schema89 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
-const schema90 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
+const schema90 = {"type":"object","description":"Sets an item's enter and/or exit animation; an omitted field is unchanged, null clears it.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_animation"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"enter":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]},"exit":{"oneOf":[{"$ref":"https://media-api.local/components#/$defs/Animation"},{"type":"null"}]}}};
+const schema92 = {"type":"object","description":"An enter or exit animation. enter sets how an item appears (over the first duration_seconds of the item), exit how it leaves (over the last duration_seconds; the motion is mirrored). fade: opacity 0→1. slide: moves in from outside the frame. swipe: a fast, short slide with a fade. float: a gentle drift with a fade. scale: grows from nothing to full size. zoom: shrinks from 140 % to full size while fading in. bounce: drops in and bounces. flip: turns around the vertical axis. glitch: jitters sideways and flickers. snap: a quick pop from 85 %. pan (image and video items; text fades): the item is drawn 12 % larger than its box and drifts across it for duration_seconds (no fade; faceless videos use it over a whole scene for a slow camera move). direction applies to slide, swipe, float and pan (the direction of the motion; default up). enter and exit together may not be longer than the item.","additionalProperties":false,"required":["type"],"properties":{"type":{"$ref":"https://media-api.local/components#/$defs/AnimationType"},"duration_seconds":{"type":"number","minimum":0.05,"maximum":10,"default":0.5},"direction":{"type":"string","enum":["left","right","up","down"]}}};
+const schema93 = {"type":"string","description":"Enter/exit animation types.","enum":["fade","slide","scale","bounce","flip","zoom","glitch","swipe","float","snap","pan"]};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5516,7 +5537,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((data0 === "fade") || (data0 === "slide")) || (data0 === "scale")) || (data0 === "bounce")) || (data0 === "flip")) || (data0 === "zoom")) || (data0 === "glitch")) || (data0 === "swipe")) || (data0 === "float")) || (data0 === "snap")) || (data0 === "pan"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"https://media-api.local/components#/$defs/AnimationType/enum",keyword:"enum",params:{allowedValues: schema93.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5572,7 +5593,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "left") || (data2 === "right")) || (data2 === "up")) || (data2 === "down"))){
-const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema89.properties.direction.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/direction",schemaPath:"#/properties/direction/enum",keyword:"enum",params:{allowedValues: schema92.properties.direction.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5593,16 +5614,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5716,8 +5737,8 @@ const _errs8 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs9 = errors;
-if(!(validate62(data2, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate64(data2, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs9 === errors;
@@ -5775,8 +5796,8 @@ const _errs13 = errors;
 let valid3 = false;
 let passing1 = null;
 const _errs14 = errors;
-if(!(validate62(data3, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate64(data3, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs14 === errors;
@@ -5839,17 +5860,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema91 = {"type":"object","description":"Transition between two items: moves the incoming item (to_item_id) earlier so it overlaps the outgoing one (from_item_id) by overlap_seconds, and sets the incoming item's enter animation and the outgoing item's exit animation (default: fade both over the overlap).","additionalProperties":false,"required":["type","from_item_id","to_item_id"],"properties":{"type":{"type":"string","const":"apply_item_transition"},"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"to_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10,"default":0.5},"enter":{"$ref":"https://media-api.local/components#/$defs/Animation"},"exit":{"$ref":"https://media-api.local/components#/$defs/Animation"}}};
+const schema94 = {"type":"object","description":"Transition between two items: moves the incoming item (to_item_id) earlier so it overlaps the outgoing one (from_item_id) by overlap_seconds, and sets the incoming item's enter animation and the outgoing item's exit animation (default: fade both over the overlap).","additionalProperties":false,"required":["type","from_item_id","to_item_id"],"properties":{"type":{"type":"string","const":"apply_item_transition"},"from_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"to_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"overlap_seconds":{"type":"number","minimum":0,"maximum":10,"default":0.5},"enter":{"$ref":"https://media-api.local/components#/$defs/Animation"},"exit":{"$ref":"https://media-api.local/components#/$defs/Animation"}}};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6049,14 +6070,14 @@ vErrors.push(err16);
 errors++;
 }
 if(data.enter !== undefined){
-if(!(validate62(data.enter, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate64(data.enter, {instancePath:instancePath+"/enter",parentData:data,parentDataProperty:"enter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 }
 if(data.exit !== undefined){
-if(!(validate62(data.exit, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate64(data.exit, {instancePath:instancePath+"/exit",parentData:data,parentDataProperty:"exit",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 }
@@ -6071,17 +6092,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema94 = {"type":"object","description":"Splits an item at a timeline time (strictly inside the item) into two items whose sources continue; the first keeps item_id, the second gets a new id (see applied_operations).","additionalProperties":false,"required":["type","item_id","at_seconds"],"properties":{"type":{"type":"string","const":"split_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"at_seconds":{"type":"number","description":"Timeline time of the cut.","minimum":0,"maximum":14400}}};
+const schema97 = {"type":"object","description":"Splits an item at a timeline time (strictly inside the item) into two items whose sources continue; the first keeps item_id, the second gets a new id (see applied_operations).","additionalProperties":false,"required":["type","item_id","at_seconds"],"properties":{"type":{"type":"string","const":"split_item"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"at_seconds":{"type":"number","description":"Timeline time of the cut.","minimum":0,"maximum":14400}}};
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6245,17 +6266,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema96 = {"type":"object","description":"Sets a visual item's placement in fractions of the frame (see Transform); omitted fields are unchanged.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_transform"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
+const schema99 = {"type":"object","description":"Sets a visual item's placement in fractions of the frame (see Transform); omitted fields are unchanged.","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"set_item_transform"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"left":{"type":"number","minimum":-2,"maximum":2},"top":{"type":"number","minimum":-2,"maximum":2},"width":{"type":"number","minimum":0.01,"maximum":4},"height":{"type":"number","minimum":0.01,"maximum":4},"opacity":{"type":"number","minimum":0,"maximum":1}}};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6549,18 +6570,18 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema98 = {"type":"object","description":"Moves an item to another track of a compatible type.","additionalProperties":false,"required":["type","item_id","track_id"],"properties":{"type":{"type":"string","const":"move_item_to_track"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"}}};
-const schema100 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
+const schema101 = {"type":"object","description":"Moves an item to another track of a compatible type.","additionalProperties":false,"required":["type","item_id","track_id"],"properties":{"type":{"type":"string","const":"move_item_to_track"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"}}};
+const schema103 = {"type":"string","description":"Track id (unique within the project).","minLength":1,"maxLength":64,"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]*$"};
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6734,17 +6755,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema101 = {"type":"object","description":"Changes an item's z-order: front (above every item), back (below every item), forward (one step up) or backward (one step down).","additionalProperties":false,"required":["type","item_id","position"],"properties":{"type":{"type":"string","const":"set_item_layer_order"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"position":{"type":"string","enum":["front","back","forward","backward"]}}};
+const schema104 = {"type":"object","description":"Changes an item's z-order: front (above every item), back (below every item), forward (one step up) or backward (one step down).","additionalProperties":false,"required":["type","item_id","position"],"properties":{"type":{"type":"string","const":"set_item_layer_order"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"position":{"type":"string","enum":["front","back","forward","backward"]}}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6875,7 +6896,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((((data2 === "front") || (data2 === "back")) || (data2 === "forward")) || (data2 === "backward"))){
-const err11 = {instancePath:instancePath+"/position",schemaPath:"#/properties/position/enum",keyword:"enum",params:{allowedValues: schema101.properties.position.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/position",schemaPath:"#/properties/position/enum",keyword:"enum",params:{allowedValues: schema104.properties.position.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6896,21 +6917,21 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema103 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema104 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
-const schema105 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
+const schema106 = {"type":"object","description":"Adds a text overlay on a front layer. When style.top is omitted a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_text"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400,"default":3},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema107 = {"type":"object","description":"Style of a text or captions item; every field is optional and merges into the current style (text defaults: DejaVu Sans 64 px weight 700, #FFFFFF, centered, no background, black stroke 3 px; captions default to 56 px, a #FFD400 highlight and the lower part of the frame). Bundled families: DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, DejaVu Sans Condensed; other names (Inter, Roboto, Montserrat, Bebas Neue, ...) are kept and rendered with the closest bundled family. Weights of 600 and above render bold. font_size and stroke_width are pixels at the project's resolution; top and left are fractions of the frame for the text block's anchor (its top edge; its left edge for align left, center for center, right edge for right); the block wraps within the item's transform width. A background_color draws a box behind the text (and replaces the stroke). highlight_color colours the words of word-timed captions as they are spoken. When top is omitted for a new overlay, a vertical slot is chosen that avoids existing timed text.","additionalProperties":false,"properties":{"font_family":{"type":"string","description":"A bundled font family, e.g. Inter, Montserrat, Roboto, Bebas Neue.","maxLength":100,"pattern":"^[A-Za-z0-9][A-Za-z0-9 ._-]*$"},"font_size":{"type":"number","minimum":4,"maximum":512},"font_weight":{"type":"integer","format":"int32","minimum":100,"maximum":900,"multipleOf":100},"color":{"$ref":"https://media-api.local/components#/$defs/Color"},"background_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"stroke_width":{"type":"number","minimum":0,"maximum":50},"align":{"type":"string","enum":["left","center","right"]},"top":{"type":"number","minimum":0,"maximum":1},"left":{"type":"number","minimum":0,"maximum":1},"highlight_color":{"$ref":"https://media-api.local/components#/$defs/Color"},"text_transform":{"type":"string","enum":["none","uppercase","lowercase","capitalize"]}}};
+const schema108 = {"type":"string","description":"#RRGGBB or #RRGGBBAA (alpha last).","maxLength":9,"pattern":"^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$"};
 const pattern72 = new RegExp("^[A-Za-z0-9][A-Za-z0-9 ._-]*$", "u");
 const pattern73 = new RegExp("^#([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$", "u");
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6919,7 +6940,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func21.call(schema104.properties, key0))){
+if(!(func21.call(schema107.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -7209,7 +7230,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((data7 === "left") || (data7 === "center")) || (data7 === "right"))){
-const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema104.properties.align.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/align",schemaPath:"#/properties/align/enum",keyword:"enum",params:{allowedValues: schema107.properties.align.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7337,7 +7358,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((data11 === "none") || (data11 === "uppercase")) || (data11 === "lowercase")) || (data11 === "capitalize"))){
-const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema104.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/text_transform",schemaPath:"#/properties/text_transform/enum",keyword:"enum",params:{allowedValues: schema107.properties.text_transform.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7358,16 +7379,16 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7548,8 +7569,8 @@ vErrors.push(err14);
 errors++;
 }
 if(data.style !== undefined){
-if(!(validate73(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 }
@@ -7564,17 +7585,17 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema109 = {"type":"object","description":"Changes a text item's text and/or style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_text"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema112 = {"type":"object","description":"Changes a text item's text and/or style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_text"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7728,8 +7749,8 @@ errors++;
 }
 }
 if(data.style !== undefined){
-if(!(validate73(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 }
@@ -7744,19 +7765,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema111 = {"type":"object","description":"Adds a captions item on a front layer from caption cues (times relative to from_seconds). duration_seconds defaults to the end of the last cue.","additionalProperties":false,"required":["type","captions"],"properties":{"type":{"type":"string","const":"add_captions"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
-const schema112 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
-const schema113 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
+const schema114 = {"type":"object","description":"Adds a captions item on a front layer from caption cues (times relative to from_seconds). duration_seconds defaults to the end of the last cue.","additionalProperties":false,"required":["type","captions"],"properties":{"type":{"type":"string","const":"add_captions"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","minimum":0.01,"maximum":14400},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema115 = {"type":"object","description":"One caption cue (camelCase fields, as the seed defines them). startMs/endMs are integer milliseconds from the start of the captions item; words give word-level timing for word-by-word highlighting.","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"timestampMs":{"type":"integer","format":"int32","description":"Optional anchor time of the cue (e.g. from a transcription provider).","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1},"words":{"type":"array","maxItems":200,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionWord"}}}};
+const schema116 = {"type":"object","description":"Word-level timing inside a caption cue (same time base as the cue).","additionalProperties":false,"required":["text","startMs","endMs"],"properties":{"text":{"type":"string","minLength":1,"maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"startMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"endMs":{"type":"integer","format":"int32","minimum":0,"maximum":86400000},"confidence":{"type":"number","minimum":0,"maximum":1}}};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8285,16 +8306,16 @@ vErrors.push(err45);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8385,8 +8406,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate78(data1[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data1[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 }
@@ -8471,8 +8492,8 @@ errors++;
 }
 }
 if(data.style !== undefined){
-if(!(validate73(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 }
@@ -8487,17 +8508,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema114 = {"type":"object","description":"Replaces a captions item's cues and/or changes its style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_captions"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema117 = {"type":"object","description":"Replaces a captions item's cues and/or changes its style (style fields merge).","additionalProperties":false,"required":["type","item_id"],"properties":{"type":{"type":"string","const":"update_captions"},"item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"captions":{"type":"array","minItems":1,"maxItems":5000,"items":{"$ref":"https://media-api.local/components#/$defs/CaptionEntry"}},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8630,8 +8651,8 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate78(data2[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data2[i0], {instancePath:instancePath+"/captions/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 }
@@ -8648,8 +8669,8 @@ errors++;
 }
 }
 if(data.style !== undefined){
-if(!(validate73(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 }
@@ -8664,18 +8685,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema116 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
-const schema117 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
+const schema119 = {"type":"object","description":"Synthesizes speech from text with a voice (voice_id from GET /assets voices; a default voice when omitted), stores it as voice media and places it (audio_role voiceover) at from_seconds; its duration is the speech's length.","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"add_voiceover"},"text":{"type":"string","minLength":1,"maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"voice_id":{"type":"string","maxLength":160,"pattern":"^[A-Za-z0-9][A-Za-z0-9._:-]*$"},"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"volume_db":{"type":"number","minimum":-60,"maximum":12,"default":0},"voice_settings":{"$ref":"https://media-api.local/components#/$defs/VoiceSettings"}}};
+const schema120 = {"type":"object","description":"Speech synthesis settings of add_voiceover: speed scales the speaking rate, pitch shifts the voice, volume_db is applied to the synthesized file (the item's own volume_db comes on top).","additionalProperties":false,"properties":{"speed":{"type":"number","description":"Speaking rate multiplier (1 is normal).","minimum":0.5,"maximum":2,"default":1},"pitch":{"type":"number","description":"Pitch shift in semitones.","minimum":-12,"maximum":12,"default":0},"volume_db":{"type":"number","description":"Gain applied to the synthesized speech, in dB.","minimum":-60,"maximum":12,"default":0}}};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9036,17 +9057,17 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema118 = {"type":"object","description":"Transcribes the selected video/audio items (respecting placement, trims, rate and duration) into word-timed captions, creating a captions item on a front layer or replacing the cues of captions_item_id. Without source_item_ids every audible video and audio item is used. Needs items with remote media and an available transcription provider (400 otherwise); voiceovers made by add_voiceover are captioned exactly.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"generate_captions_from_items"},"source_item_ids":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"captions_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"language":{"type":"string","description":"Spoken language (BCP 47, e.g. en or en-US); detected when omitted.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
+const schema121 = {"type":"object","description":"Transcribes the selected video/audio items (respecting placement, trims, rate and duration) into word-timed captions, creating a captions item on a front layer or replacing the cues of captions_item_id. Without source_item_ids every audible video and audio item is used. Needs items with remote media and an available transcription provider (400 otherwise); voiceovers made by add_voiceover are captioned exactly.","additionalProperties":false,"required":["type"],"properties":{"type":{"type":"string","const":"generate_captions_from_items"},"source_item_ids":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"https://media-api.local/components#/$defs/ItemId"}},"captions_item_id":{"$ref":"https://media-api.local/components#/$defs/ItemId"},"language":{"type":"string","description":"Spoken language (BCP 47, e.g. en or en-US); detected when omitted.","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"style":{"$ref":"https://media-api.local/components#/$defs/TextStyle"}}};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9261,8 +9282,8 @@ errors++;
 }
 }
 if(data.style !== undefined){
-if(!(validate73(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.style, {instancePath:instancePath+"/style",parentData:data,parentDataProperty:"style",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 }
@@ -9277,16 +9298,16 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9412,24 +9433,6 @@ errors++;
 var props0 = true;
 }
 else if(tag0 === "remove_item"){
-if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_timing"){
-if(!(validate57(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_source"){
 if(!(validate58(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
@@ -9438,7 +9441,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_audio"){
+else if(tag0 === "set_item_timing"){
 if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
@@ -9447,7 +9450,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_audio_levels"){
+else if(tag0 === "set_item_source"){
 if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
@@ -9456,7 +9459,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_animation"){
+else if(tag0 === "set_item_audio"){
 if(!(validate61(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
 errors = vErrors.length;
@@ -9465,9 +9468,27 @@ if(props0 !== true){
 props0 = true;
 }
 }
+else if(tag0 === "set_audio_levels"){
+if(!(validate62(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "set_item_animation"){
+if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
 else if(tag0 === "apply_item_transition"){
-if(!(validate65(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate67(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -9475,24 +9496,6 @@ props0 = true;
 }
 }
 else if(tag0 === "split_item"){
-if(!(validate68(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "set_item_transform"){
-if(!(validate69(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "move_item_to_track"){
 if(!(validate70(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
 errors = vErrors.length;
@@ -9501,7 +9504,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "set_item_layer_order"){
+else if(tag0 === "set_item_transform"){
 if(!(validate71(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
@@ -9510,7 +9513,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "add_text"){
+else if(tag0 === "move_item_to_track"){
 if(!(validate72(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
 errors = vErrors.length;
@@ -9519,16 +9522,25 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "update_text"){
-if(!(validate75(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+else if(tag0 === "set_item_layer_order"){
+if(!(validate73(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "add_captions"){
+else if(tag0 === "add_text"){
+if(!(validate74(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "update_text"){
 if(!(validate77(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
@@ -9537,9 +9549,18 @@ if(props0 !== true){
 props0 = true;
 }
 }
+else if(tag0 === "add_captions"){
+if(!(validate79(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
 else if(tag0 === "update_captions"){
-if(!(validate81(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate83(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -9831,8 +9852,8 @@ props0 = true;
 }
 }
 else if(tag0 === "add_voiceover"){
-if(!(validate84(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate86(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -9840,8 +9861,8 @@ props0 = true;
 }
 }
 else if(tag0 === "generate_captions_from_items"){
-if(!(validate85(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate87(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -9880,17 +9901,17 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate57.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate55.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate57.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9980,8 +10001,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate55(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate57(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 }
@@ -10053,39 +10074,39 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/applyEditorEdits" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
-validate53.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.applyEditorEditsViaPost = validate106;
-const schema123 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEditsViaPost"};
+exports.applyEditorEditsViaPost = validate108;
+const schema126 = {"$ref":"https://media-api.local/components#/$defs/ApplyEditorEditsRequest","$id":"https://media-api.local/components/request/applyEditorEditsViaPost"};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10175,8 +10196,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate55(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate57(data1[i0], {instancePath:instancePath+"/operations/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 }
@@ -10248,42 +10269,42 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/applyEditorEditsViaPost" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate109(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
-validate106.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.addEditorMedia = validate110;
-const schema125 = {"$ref":"https://media-api.local/components#/$defs/AddEditorMediaRequest","$id":"https://media-api.local/components/request/addEditorMedia"};
-const schema126 = {"type":"object","description":"Body of POST /editor/videos/{id}/media. Exactly one of media_id and url (400 otherwise); media_type and filename describe a url (detected when omitted).","additionalProperties":false,"properties":{"media_id":{"type":"string","format":"uuid","description":"Existing library media (GET /editor/media).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"from_seconds":{"type":"number","description":"Start on the timeline.","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
-const schema127 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
-const schema128 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
+exports.addEditorMedia = validate112;
+const schema128 = {"$ref":"https://media-api.local/components#/$defs/AddEditorMediaRequest","$id":"https://media-api.local/components/request/addEditorMedia"};
+const schema129 = {"type":"object","description":"Body of POST /editor/videos/{id}/media. Exactly one of media_id and url (400 otherwise); media_type and filename describe a url (detected when omitted).","additionalProperties":false,"properties":{"media_id":{"type":"string","format":"uuid","description":"Existing library media (GET /editor/media).","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"},"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"from_seconds":{"type":"number","description":"Start on the timeline.","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+const schema130 = {"type":"string","description":"Kind of editor media. voice is speech (generated voiceovers and voice uploads); audio is any other audio.","enum":["image","video","audio","voice"]};
+const schema131 = {"type":"string","description":"How a visual item fills its transform box: cover (fill the box, cropping overflow), contain (fit inside, letterboxing), fill (stretch to the box), none (original pixel size, centered, cropped by the box).","enum":["cover","contain","fill","none"]};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10298,7 +10319,7 @@ if(data.fit === undefined){
 data.fit = "cover";
 }
 for(const key0 in data){
-if(!(func21.call(schema126.properties, key0))){
+if(!(func21.call(schema129.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -10402,7 +10423,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((data2 === "image") || (data2 === "video")) || (data2 === "audio")) || (data2 === "voice"))){
-const err9 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10537,7 +10558,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data6 === "cover") || (data6 === "contain")) || (data6 === "fill")) || (data6 === "none"))){
-const err21 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema128.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10604,7 +10625,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((((((data8 === "sound_effect") || (data8 === "music")) || (data8 === "voiceover")) || (data8 === "voice")) || (data8 === "source_video")) || (data8 === "audio"))){
-const err27 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10625,41 +10646,41 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/addEditorMedia" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate111(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
-validate110.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.exportEditorVideo = validate113;
-const schema131 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request/exportEditorVideo"};
-const schema132 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
+exports.exportEditorVideo = validate115;
+const schema134 = {"$ref":"https://media-api.local/components#/$defs/CreateEditorExportRequest","$id":"https://media-api.local/components/request/exportEditorVideo"};
+const schema135 = {"type":"object","description":"Body of POST /editor/videos/{id}/exports (optional). quality sets the encoder effort and bitrate: draft (fastest, larger artefacts), standard (default) or high (slowest, best).","additionalProperties":false,"properties":{"quality":{"type":"string","enum":["draft","standard","high"],"default":"standard"}}};
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/exportEditorVideo" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10694,7 +10715,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!(((data0 === "draft") || (data0 === "standard")) || (data0 === "high"))){
-const err2 = {instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema132.properties.quality.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/quality",schemaPath:"https://media-api.local/components#/$defs/CreateEditorExportRequest/properties/quality/enum",keyword:"enum",params:{allowedValues: schema135.properties.quality.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10714,23 +10735,23 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.uploadEditorMedia = validate114;
-const schema133 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request/uploadEditorMedia"};
-const schema134 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the upload to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
-const schema136 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
+exports.uploadEditorMedia = validate116;
+const schema136 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaRequest","$id":"https://media-api.local/components/request/uploadEditorMedia"};
+const schema137 = {"type":"object","description":"JSON body of POST /editor/media.","additionalProperties":false,"required":["media"],"properties":{"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted (audio unless given as voice)."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"The editor video to add the upload to (with add_to_editor)."},"add_to_editor":{"type":"boolean","description":"Also place the upload on video_id's timeline.","default":false},"media":{"$ref":"https://media-api.local/components#/$defs/InlineMedia"},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+const schema140 = {"type":"object","description":"An inline file for POST /editor/media. Local file paths and file:// URIs are not valid.","additionalProperties":false,"required":["filename","data"],"properties":{"filename":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\u0000-\\u001F\\u007F/\\\\]+$"},"content_type":{"type":"string","description":"Declared MIME type; must match the bytes (detected when omitted).","maxLength":255,"pattern":"^[a-z]+/[A-Za-z0-9.+-]+$"},"data":{"type":"string","description":"Base64 bytes or a data URL (data:<type>;base64,...), at most about 25 MB decoded. Local file paths and file:// URIs are refused with 400.","minLength":4,"maxLength":35000000,"pattern":"^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"}}};
 const pattern96 = new RegExp("^[a-z]+/[A-Za-z0-9.+-]+$", "u");
 const pattern97 = new RegExp("^[^\\u0000-\\u0009\\u000B\\u000C\\u000E-\\u001F\\u007F]*$", "u");
-const schema137 = {"type":"object","description":"Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
+const schema141 = {"type":"object","description":"Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.","additionalProperties":false,"properties":{"from_seconds":{"type":"number","minimum":0,"maximum":14400,"default":0},"duration_seconds":{"type":"number","description":"Length on the timeline; defaults to the media's duration (5 s for images).","minimum":0.01,"maximum":14400},"fit":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/Fit"}],"default":"cover"},"track_id":{"$ref":"https://media-api.local/components#/$defs/TrackId"},"audio_role":{"$ref":"https://media-api.local/components#/$defs/AudioRole"}}};
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10836,7 +10857,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "cover") || (data2 === "contain")) || (data2 === "fill")) || (data2 === "none"))){
-const err8 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema128.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/fit",schemaPath:"https://media-api.local/components#/$defs/Fit/enum",keyword:"enum",params:{allowedValues: schema131.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10903,7 +10924,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((data4 === "sound_effect") || (data4 === "music")) || (data4 === "voiceover")) || (data4 === "voice")) || (data4 === "source_video")) || (data4 === "audio"))){
-const err14 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/audio_role",schemaPath:"https://media-api.local/components#/$defs/AudioRole/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10924,16 +10945,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10979,7 +11000,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((data0 === "image") || (data0 === "video")) || (data0 === "audio")) || (data0 === "voice"))){
-const err3 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11027,7 +11048,7 @@ errors++;
 if(data.video_id !== undefined){
 let data2 = data.video_id;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err7 = {instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11038,7 +11059,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err8 = {instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11048,7 +11069,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data2 < 1 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err9 = {instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11058,7 +11079,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(formats2.validate(data2))){
-const err10 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+const err10 = {instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11252,8 +11273,8 @@ errors++;
 }
 }
 if(data.placement !== undefined){
-if(!(validate116(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+if(!(validate118(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 }
@@ -11268,42 +11289,42 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/uploadEditorMedia" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate117(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
-validate114.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.createWebhookEndpoint = validate119;
-const schema141 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request/createWebhookEndpoint"};
-const schema142 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
-const schema143 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
+exports.createWebhookEndpoint = validate121;
+const schema145 = {"$ref":"https://media-api.local/components#/$defs/CreateWebhookEndpointRequest","$id":"https://media-api.local/components/request/createWebhookEndpoint"};
+const schema146 = {"type":"object","description":"A webhook endpoint to register.","additionalProperties":false,"required":["url","event_types"],"properties":{"url":{"type":"string","format":"uri","description":"Public HTTPS URL that receives the events (no credentials in it; private, loopback, link-local and reserved addresses are refused, at creation and at every delivery).","minLength":9,"maxLength":2048,"pattern":"^https://[^\\u0000-\\u0020\\u007F]+$"},"description":{"type":"string","description":"A note for people (e.g. which system receives it).","maxLength":500,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"event_types":{"type":"array","description":"The event types to receive (at least one).","minItems":1,"maxItems":10,"uniqueItems":true,"items":{"$ref":"https://media-api.local/components#/$defs/WebhookEventType"}}}};
+const schema147 = {"type":"string","description":"A completion event: `<resource>.completed` when the work succeeded, `<resource>.failed` when it finally failed (after its retries; paid work is refunded).","enum":["generation.completed","generation.failed","slideshow.completed","slideshow.failed","faceless_video.completed","faceless_video.failed","export.completed","export.failed","publication.completed","publication.failed"]};
 const pattern99 = new RegExp("^https://[^\\u0000-\\u0020\\u007F]+$", "u");
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11470,7 +11491,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((((((data3 === "generation.completed") || (data3 === "generation.failed")) || (data3 === "slideshow.completed")) || (data3 === "slideshow.failed")) || (data3 === "faceless_video.completed")) || (data3 === "faceless_video.failed")) || (data3 === "export.completed")) || (data3 === "export.failed")) || (data3 === "publication.completed")) || (data3 === "publication.failed"))){
-const err14 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema143.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/event_types/" + i0,schemaPath:"https://media-api.local/components#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11523,40 +11544,40 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/createWebhookEndpoint" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate120(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
-validate119.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__create_workspace_asset = validate122;
-const schema144 = {"$ref":"https://media-api.local/components#/$defs/CreateWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__create_workspace_asset"};
-const schema145 = {"type":"object","description":"`kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them.","additionalProperties":false,"required":["kind","name"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"image":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"language":{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
+exports.mcp__create_workspace_asset = validate124;
+const schema148 = {"$ref":"https://media-api.local/components#/$defs/CreateWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__create_workspace_asset"};
+const schema149 = {"type":"object","description":"`kind` and the fields of that kind: brand_kit (name, colors, fonts, logo), avatar (name, image), voice (name, language, sample); as POST /brand-kits, /avatars and /voices take them.","additionalProperties":false,"required":["kind","name"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"name":{"type":"string","minLength":1,"maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"colors":{"$ref":"https://media-api.local/components#/$defs/BrandColors"},"fonts":{"$ref":"https://media-api.local/components#/$defs/BrandFonts"},"logo":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"image":{"$ref":"https://media-api.local/components#/$defs/InlineImageUpload"},"language":{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"},"sample":{"$ref":"https://media-api.local/components#/$defs/InlineAudioUpload"}}};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11609,7 +11630,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((data0 === "brand_kit") || (data0 === "avatar")) || (data0 === "voice"))){
-const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema145.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema149.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11827,42 +11848,42 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__create_workspace_asset" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate123(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
-validate122.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__delete_workspace_asset = validate127;
-const schema149 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__delete_workspace_asset"};
-const schema150 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id (a brand kit's as digits).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
+exports.mcp__delete_workspace_asset = validate129;
+const schema153 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__delete_workspace_asset"};
+const schema154 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id (a brand kit's as digits).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
 const pattern106 = new RegExp("^[0-9A-Fa-f-]{1,36}$", "u");
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__delete_workspace_asset" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11915,7 +11936,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((data0 === "brand_kit") || (data0 === "avatar")) || (data0 === "voice"))){
-const err4 = {instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/enum",keyword:"enum",params:{allowedValues: schema150.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/kind",schemaPath:"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput/properties/kind/enum",keyword:"enum",params:{allowedValues: schema154.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11971,20 +11992,20 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_workspace = validate128;
-const schema151 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request/mcp__get_workspace"};
-const schema152 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
+exports.mcp__get_workspace = validate130;
+const schema155 = {"$ref":"https://media-api.local/components#/$defs/GetWorkspaceInput","$id":"https://media-api.local/components/request/mcp__get_workspace"};
+const schema156 = {"type":"object","description":"get_workspace takes no arguments.","additionalProperties":false,"properties":{}};
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__get_workspace" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12013,20 +12034,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_accounts = validate129;
-const schema153 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request/mcp__list_social_accounts"};
-const schema154 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
-const schema155 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
+exports.mcp__list_social_accounts = validate131;
+const schema157 = {"$ref":"https://media-api.local/components#/$defs/ListSocialAccountsInput","$id":"https://media-api.local/components/request/mcp__list_social_accounts"};
+const schema158 = {"type":"object","description":"Arguments of list_social_accounts.","additionalProperties":false,"properties":{"platform":{"$ref":"https://media-api.local/components#/$defs/SocialPlatform"}}};
+const schema159 = {"type":"string","description":"A social network.","enum":["instagram","tiktok","x","linkedin","threads","youtube","pinterest","facebook"]};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12059,7 +12080,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((((((((data0 === "instagram") || (data0 === "tiktok")) || (data0 === "x")) || (data0 === "linkedin")) || (data0 === "threads")) || (data0 === "youtube")) || (data0 === "pinterest")) || (data0 === "facebook"))){
-const err2 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema155.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/platform",schemaPath:"https://media-api.local/components#/$defs/SocialPlatform/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12080,42 +12101,42 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_social_accounts" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate130(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+if(!(validate132(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
-validate129.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__publish_media_to_social = validate132;
-const schema156 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
-const schema157 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url (or none for a text-only post, which needs a caption), a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"generation_id":{"type":"string","format":"uuid","maxLength":36},"export_id":{"type":"string","format":"uuid","maxLength":36},"slideshow_id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
-const schema158 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"feed: images (a carousel) or a video (a reel shown in the feed); reel: one video; story: one image or video.","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"Only feed is published for now (reel and story are bad_request).","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","description":"Required for TikTok; must be one the creator allows.","enum":["public","friends","followers","private"]},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","description":"Required for Pinterest.","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
+exports.mcp__publish_media_to_social = validate134;
+const schema160 = {"$ref":"https://media-api.local/components#/$defs/PublishMediaToSocialInput","$id":"https://media-api.local/components/request/mcp__publish_media_to_social"};
+const schema161 = {"type":"object","description":"Arguments of publish_media_to_social: the accounts (duplicates ignored), exactly one of media_id, generation_id, export_id, slideshow_id and url (or none for a text-only post, which needs a caption), a caption and optional per-platform options.","additionalProperties":false,"required":["account_ids"],"properties":{"account_ids":{"type":"array","description":"Ids from list_social_accounts; duplicates are ignored.","minItems":1,"maxItems":20,"items":{"type":"string","format":"uuid","maxLength":36}},"media_id":{"type":"string","format":"uuid","description":"An editor media id (image or video).","maxLength":36},"generation_id":{"type":"string","format":"uuid","maxLength":36},"export_id":{"type":"string","format":"uuid","maxLength":36},"slideshow_id":{"type":"string","format":"uuid","maxLength":36},"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the image or video (e.g. a completed generation's url).","maxLength":4096,"pattern":"^https://"},"caption":{"type":"string","description":"Post text (each platform's own length limit applies; X allows 280 characters).","maxLength":5000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"platform_options":{"$ref":"https://media-api.local/components#/$defs/SocialPlatformOptions"},"idempotency_key":{"type":"string","description":"Makes a retry safe (the same key never publishes twice).","minLength":1,"maxLength":160,"pattern":"^[\\x21-\\x7E]+$"}}};
+const schema162 = {"type":"object","description":"Options for specific platforms; ignored for accounts of other platforms.","additionalProperties":false,"properties":{"instagram":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"feed: images (a carousel) or a video (a reel shown in the feed); reel: one video; story: one image or video.","enum":["feed","reel","story"],"default":"feed"}}},"facebook":{"type":"object","additionalProperties":false,"properties":{"post_type":{"type":"string","description":"Only feed is published for now (reel and story are bad_request).","enum":["feed","reel","story"],"default":"feed"}}},"tiktok":{"type":"object","additionalProperties":false,"properties":{"privacy_level":{"type":"string","description":"Required for TikTok; must be one the creator allows.","enum":["public","friends","followers","private"]},"allow_comments":{"type":"boolean","default":true}}},"youtube":{"type":"object","additionalProperties":false,"properties":{"title":{"type":"string","description":"Video title (defaults to the caption's first line).","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"privacy_status":{"type":"string","enum":["public","unlisted","private"],"default":"public"}}},"pinterest":{"type":"object","additionalProperties":false,"properties":{"board_id":{"type":"string","description":"Required for Pinterest.","maxLength":100,"pattern":"^[A-Za-z0-9_-]+$"},"title":{"type":"string","maxLength":100,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"link":{"type":"string","format":"uri","maxLength":2048,"pattern":"^https?://"}}}}};
 const pattern110 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12134,7 +12155,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func21.call(schema157.properties, key0))){
+if(!(func21.call(schema161.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -12481,7 +12502,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data10 === "feed") || (data10 === "reel")) || (data10 === "story"))){
-const err30 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema158.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/platform_options/instagram/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/instagram/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema162.properties.instagram.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12532,7 +12553,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!(((data12 === "feed") || (data12 === "reel")) || (data12 === "story"))){
-const err34 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema158.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/platform_options/facebook/post_type",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/facebook/properties/post_type/enum",keyword:"enum",params:{allowedValues: schema162.properties.facebook.properties.post_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12584,7 +12605,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!((((data14 === "public") || (data14 === "friends")) || (data14 === "followers")) || (data14 === "private"))){
-const err38 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema158.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/platform_options/tiktok/privacy_level",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/tiktok/properties/privacy_level/enum",keyword:"enum",params:{allowedValues: schema162.properties.tiktok.properties.privacy_level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -12681,7 +12702,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!(((data18 === "public") || (data18 === "unlisted")) || (data18 === "private"))){
-const err46 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema158.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/platform_options/youtube/privacy_status",schemaPath:"https://media-api.local/components#/$defs/SocialPlatformOptions/properties/youtube/properties/privacy_status/enum",keyword:"enum",params:{allowedValues: schema162.properties.youtube.properties.privacy_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -12912,41 +12933,41 @@ vErrors.push(err65);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__publish_media_to_social" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate133(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate135(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
-validate132.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__get_social_publication = validate135;
-const schema159 = {"$ref":"https://media-api.local/components#/$defs/GetSocialPublicationInput","$id":"https://media-api.local/components/request/mcp__get_social_publication"};
-const schema160 = {"type":"object","description":"Arguments of get_social_publication.","additionalProperties":false,"required":["id"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36}}};
+exports.mcp__get_social_publication = validate137;
+const schema163 = {"$ref":"https://media-api.local/components#/$defs/GetSocialPublicationInput","$id":"https://media-api.local/components/request/mcp__get_social_publication"};
+const schema164 = {"type":"object","description":"Arguments of get_social_publication.","additionalProperties":false,"required":["id"],"properties":{"id":{"type":"string","format":"uuid","maxLength":36}}};
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__get_social_publication" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13022,20 +13043,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_social_publications = validate136;
-const schema161 = {"$ref":"https://media-api.local/components#/$defs/ListSocialPublicationsInput","$id":"https://media-api.local/components/request/mcp__list_social_publications"};
-const schema162 = {"type":"object","description":"Arguments of list_social_publications.","additionalProperties":false,"properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":50,"default":20}}};
+exports.mcp__list_social_publications = validate138;
+const schema165 = {"$ref":"https://media-api.local/components#/$defs/ListSocialPublicationsInput","$id":"https://media-api.local/components/request/mcp__list_social_publications"};
+const schema166 = {"type":"object","description":"Arguments of list_social_publications.","additionalProperties":false,"properties":{"limit":{"type":"integer","format":"int32","minimum":1,"maximum":50,"default":20}}};
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_social_publications" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13112,20 +13133,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate136.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__recommend_voice = validate137;
-const schema163 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
-const schema164 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
+exports.mcp__recommend_voice = validate139;
+const schema167 = {"$ref":"https://media-api.local/components#/$defs/RecommendVoiceInput","$id":"https://media-api.local/components/request/mcp__recommend_voice"};
+const schema168 = {"type":"object","description":"Arguments of recommend_voice.","additionalProperties":false,"required":["script"],"properties":{"script":{"type":"string","description":"The narration (or a representative excerpt).","minLength":1,"maxLength":10000,"pattern":"^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$"},"language":{"type":"string","description":"Language or locale, e.g. English or en-US; detected from the script when omitted.","maxLength":64,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"style":{"type":"string","description":"Desired delivery in words, e.g. calm documentary narrator.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":20,"default":5}}};
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__recommend_voice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13327,21 +13348,21 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__list_editor_sound_effects = validate138;
-const schema165 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
-const schema166 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
+exports.mcp__list_editor_sound_effects = validate140;
+const schema169 = {"$ref":"https://media-api.local/components#/$defs/ListEditorSoundEffectsInput","$id":"https://media-api.local/components/request/mcp__list_editor_sound_effects"};
+const schema170 = {"type":"object","description":"Arguments of list_editor_sound_effects.","additionalProperties":false,"properties":{"query":{"type":"string","description":"Search over names and tags.","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"category":{"type":"string","description":"Only this category (e.g. transition, impact, ui, ambience, comedy, notification).","maxLength":50,"pattern":"^[a-z][a-z0-9_-]*$"},"limit":{"type":"integer","format":"int32","minimum":1,"maximum":200,"default":50}}};
 const pattern118 = new RegExp("^[a-z][a-z0-9_-]*$", "u");
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__list_editor_sound_effects" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13488,19 +13509,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate138.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.mcp__upload_editor_media_from_url = validate139;
-const schema167 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
-const schema168 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"type":"integer","format":"int64","description":"The editor video to add the file to (with add_to_editor).","minimum":1,"maximum":9007199254740991},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
+exports.mcp__upload_editor_media_from_url = validate141;
+const schema171 = {"$ref":"https://media-api.local/components#/$defs/UploadEditorMediaFromUrlInput","$id":"https://media-api.local/components/request/mcp__upload_editor_media_from_url"};
+const schema172 = {"type":"object","description":"Arguments of upload_editor_media_from_url.","additionalProperties":false,"required":["url"],"properties":{"url":{"type":"string","format":"uri","description":"Direct public HTTPS URL of the file; private, loopback and link-local addresses are refused.","maxLength":2048,"pattern":"^https://"},"media_type":{"allOf":[{"$ref":"https://media-api.local/components#/$defs/EditorMediaType"}],"description":"Kind of media; detected from the bytes when omitted."},"title":{"type":"string","maxLength":200,"pattern":"^[^\\u0000-\\u001F\\u007F]*$"},"video_id":{"$ref":"https://media-api.local/components#/$defs/IntegerId","description":"The editor video to add the file to (with add_to_editor)."},"add_to_editor":{"type":"boolean","default":false},"placement":{"$ref":"https://media-api.local/components#/$defs/EditorMediaPlacement"}}};
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13591,7 +13612,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((data1 === "image") || (data1 === "video")) || (data1 === "audio")) || (data1 === "voice"))){
-const err7 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/media_type",schemaPath:"https://media-api.local/components#/$defs/EditorMediaType/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13639,7 +13660,7 @@ errors++;
 if(data.video_id !== undefined){
 let data3 = data.video_id;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err11 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err11 = {instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13650,7 +13671,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+const err12 = {instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13660,7 +13681,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data3 < 1 || isNaN(data3)){
-const err13 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+const err13 = {instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13670,7 +13691,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(formats2.validate(data3))){
-const err14 = {instancePath:instancePath+"/video_id",schemaPath:"#/properties/video_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+const err14 = {instancePath:instancePath+"/video_id",schemaPath:"https://media-api.local/components#/$defs/IntegerId/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13692,8 +13713,8 @@ vErrors.push(err15);
 errors++;
 }
 if(data.placement !== undefined){
-if(!(validate116(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+if(!(validate118(data.placement, {instancePath:instancePath+"/placement",parentData:data,parentDataProperty:"placement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 }
@@ -13708,29 +13729,29 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://media-api.local/components/request/mcp__upload_editor_media_from_url" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate140(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
 errors = vErrors.length;
 }
-validate139.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -6,6 +6,8 @@ export type ClientOptions = {
 
 export type Webhooks = ReceiveCompletionEventWebhookRequest;
 
+export type IntegerId = number;
+
 /**
  * The process is alive.
  */
@@ -369,8 +371,8 @@ export type BrandKit = {
     /**
      * Passed as brand_kit_id.
      */
-    id: number;
-    brand_id: number;
+    id: IntegerId;
+    brand_id: IntegerId;
     kit_name: string;
     /**
      * The kit's content (colors, fonts, logo URLs, tone of voice, ...); free-form, used by the renderers. Typical keys: colors (array of #RRGGBB), fonts, logo_url, tagline, tone.
@@ -455,7 +457,7 @@ export type UpdateBrandKitRequest = {
  */
 export type BrandKitDeleted = {
     object: 'brand_kit';
-    id: number;
+    id: IntegerId;
     deleted: boolean;
 };
 
@@ -670,7 +672,7 @@ export type CreateGenerationRequest = {
     /**
      * A brand_kits[].id of GET /assets; its colours, logo and fonts are used. A hosted AI model gets the kit's name, colours by role and fonts appended to the prompt, and its logo as an extra input image where the model takes several reference images.
      */
-    brand_kit_id?: number;
+    brand_kit_id?: IntegerId;
     /**
      * A custom or public avatar (avatars[].id of GET /assets), shown as the presenter. Not for ai_model.
      */
@@ -838,7 +840,7 @@ export type CreateSlideshowRequest = {
     /**
      * A brand_kits[].id of GET /assets.
      */
-    brand_kit_id?: number;
+    brand_kit_id?: IntegerId;
     /**
      * A ready saved reference (POST /reference-inspirations).
      */
@@ -874,7 +876,7 @@ export type SlideshowGeneration = {
     /**
      * The editor video the slides are assembled into (GET /editor/videos/{id}, GET /videos/{id}).
      */
-    video_id: number;
+    video_id: IntegerId;
     title: string;
     slide_count: number;
     credits_deducted: number;
@@ -894,7 +896,7 @@ export type Slideshow = {
     /**
      * The editor video holding the slides.
      */
-    video_id: number;
+    video_id: IntegerId;
     status: 'queued' | 'generating' | 'completed' | 'error';
     title?: string;
     slide_count?: number;
@@ -988,7 +990,7 @@ export type CreateFacelessVideoRequest = {
     /**
      * A brand_kits[].id of GET /assets (404 naming brand_kit_id otherwise). Every scene shows the kit's colours (kit_data colors / primary_color…) as a band, its name and its kit_data.logo_url (fetched through the guarded client; a logo that cannot be fetched is left out).
      */
-    brand_kit_id?: number;
+    brand_kit_id?: IntegerId;
     /**
      * Used when the Idempotency-Key header is absent (see the header).
      */
@@ -1019,7 +1021,7 @@ export type FacelessVideoGeneration = {
     /**
      * Poll GET /videos/{id}.
      */
-    video_id: number;
+    video_id: IntegerId;
     title: string;
     credits_deducted: number;
     remaining_credits: number;
@@ -1034,7 +1036,7 @@ export type FacelessVideoGeneration = {
  */
 export type Video = {
     object: 'video';
-    id: number;
+    id: IntegerId;
     kind: 'faceless' | 'editor';
     status: 'queued' | 'generating' | 'completed' | 'error' | 'ready';
     title: string;
@@ -1653,7 +1655,7 @@ export type EditorEditHistoryEntry = {
  */
 export type EditorVideo = {
     object: 'editor_video';
-    id: number;
+    id: IntegerId;
     title: string;
     status: 'ready';
     aspect_ratio: EditorAspectRatio;
@@ -1795,7 +1797,7 @@ export type UploadEditorMediaRequest = {
     /**
      * The editor video to add the upload to (with add_to_editor).
      */
-    video_id?: number;
+    video_id?: IntegerId;
     /**
      * Also place the upload on video_id's timeline.
      */
@@ -1814,7 +1816,7 @@ export type UploadEditorMediaMultipartRequest = {
     file: Blob | File;
     media_type?: EditorMediaType;
     title?: string;
-    video_id?: number;
+    video_id?: IntegerId;
     add_to_editor?: boolean;
     placement?: EditorMediaPlacement;
 };
@@ -1826,7 +1828,10 @@ export type EditorMediaUpload = {
     object: 'editor_media_upload';
     media: EditorMedia;
     editor_item: EditorItem | null;
-    video_id: number | null;
+    /**
+     * The editor video the upload was added to (with add_to_editor), else null.
+     */
+    video_id: IntegerId | null;
     version: number | null;
 };
 
@@ -1862,7 +1867,7 @@ export type AddEditorMediaRequest = {
  */
 export type EditorMediaAddition = {
     object: 'editor_media_addition';
-    video_id: number;
+    video_id: IntegerId;
     item: EditorItem;
     track: EditorTrack;
     /**
@@ -1887,7 +1892,7 @@ export type EditorExport = {
      * Passed as export_id.
      */
     id: string;
-    video_id: number;
+    video_id: IntegerId;
     /**
      * The project version this export renders.
      */
@@ -2367,7 +2372,7 @@ export type WebhookEvent = {
         /**
          * The resource id (a UUID, or an integer for videos).
          */
-        id: string | number;
+        id: string | IntegerId;
         [key: string]: unknown;
     };
 };
@@ -2683,7 +2688,7 @@ export type UploadEditorMediaFromUrlInput = {
     /**
      * The editor video to add the file to (with add_to_editor).
      */
-    video_id?: number;
+    video_id?: IntegerId;
     add_to_editor?: boolean;
     placement?: EditorMediaPlacement;
 };
@@ -2706,12 +2711,12 @@ export type SlideshowId = string;
 /**
  * Video id: `video_id` from POST /faceless-videos or POST /slideshows, or an editor video id. Ids are scoped to the workspace; another workspace's id answers 404.
  */
-export type VideoId = number;
+export type VideoId = IntegerId;
 
 /**
  * Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
  */
-export type EditorVideoId = number;
+export type EditorVideoId = IntegerId;
 
 /**
  * Export id (`id` from POST /editor/videos/{id}/exports).
@@ -2726,7 +2731,7 @@ export type WebhookEndpointId = string;
 /**
  * Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
  */
-export type BrandKitId = number;
+export type BrandKitId = IntegerId;
 
 /**
  * Custom avatar id (`avatars[].id` with isCustom true in GET /assets). Another workspace's id answers 404.
@@ -2964,7 +2969,7 @@ export type DeleteBrandKitData = {
         /**
          * Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
     };
     query?: never;
     url: '/brand-kits/{id}';
@@ -3026,7 +3031,7 @@ export type GetBrandKitData = {
         /**
          * Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
     };
     query?: never;
     url: '/brand-kits/{id}';
@@ -3084,7 +3089,7 @@ export type UpdateBrandKitData = {
         /**
          * Brand kit id (`brand_kits[].id` of GET /assets). Another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
     };
     query?: never;
     url: '/brand-kits/{id}';
@@ -3837,7 +3842,7 @@ export type GetVideoData = {
         /**
          * Video id: `video_id` from POST /faceless-videos or POST /slideshows, or an editor video id. Ids are scoped to the workspace; another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
     };
     query?: never;
     url: '/videos/{id}';
@@ -4163,7 +4168,7 @@ export type GetEditorVideoData = {
         /**
          * Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
     };
     query?: never;
     url: '/editor/videos/{id}';
@@ -4224,7 +4229,7 @@ export type ApplyEditorEditsData = {
         /**
          * Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
     };
     query?: never;
     url: '/editor/videos/{id}';
@@ -4293,7 +4298,7 @@ export type ApplyEditorEditsViaPostData = {
         /**
          * Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
     };
     query?: never;
     url: '/editor/videos/{id}/edits';
@@ -4359,7 +4364,7 @@ export type AddEditorMediaData = {
         /**
          * Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
     };
     query?: never;
     url: '/editor/videos/{id}/media';
@@ -4425,7 +4430,7 @@ export type ExportEditorVideoData = {
         /**
          * Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
     };
     query?: never;
     url: '/editor/videos/{id}/exports';
@@ -4491,7 +4496,7 @@ export type CancelEditorVideoExportData = {
         /**
          * Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
         /**
          * Export id (`id` from POST /editor/videos/{id}/exports).
          */
@@ -4557,7 +4562,7 @@ export type GetEditorVideoExportData = {
         /**
          * Editor video id (from POST /editor/videos, GET /editor/videos or a slideshow's `video_id`). Ids are scoped to the workspace; another workspace's id answers 404.
          */
-        id: number;
+        id: IntegerId;
         /**
          * Export id (`id` from POST /editor/videos/{id}/exports).
          */
