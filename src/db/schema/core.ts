@@ -82,11 +82,12 @@ export const apiKeys = pgTable(
 export const brandKits = pgTable(
   'brand_kits',
   {
-    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    // bigint like every integer id column: the contract's ids (IntegerId) go up to 2^53-1.
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
     orgId: uuid('org_id')
       .notNull()
       .references(() => organizations.id),
-    brandId: integer('brand_id').notNull(),
+    brandId: bigint('brand_id', { mode: 'number' }).notNull(),
     kitName: text('kit_name').notNull(),
     kitData: jsonb('kit_data').notNull().default({}),
     trainingStatus: text('training_status'),
