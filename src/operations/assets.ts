@@ -15,7 +15,9 @@ import {
   updateAvatar,
   updateBrandKit,
 } from '../services/assets/workspace-assets.ts';
-import { ApiError, badRequest, notFound } from '../errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import { fieldErrors, invalid } from './executor.ts';
+import { validate } from './validate.ts';
 
 /** The fields of each kind of create_workspace_asset (as POST /brand-kits, /avatars, /voices take them) and those it needs. */
 const KIND_FIELDS = {
@@ -55,15 +57,28 @@ export const handlers = defineHandlers({
   },
   delete_workspace_asset: ({ ctx, auth, body }) => {
     const deps = assetDeps(ctx);
-    if (body.kind === 'brand_kit') {
-      const id = /^\d{1,15}$/.test(body.id) ? Number(body.id) : NaN;
-      if (!Number.isSafeInteger(id) || id < 1) throw notFound('Brand kit', body.id, 'brand_kit', 'id');
-      return deleteBrandKit(deps, auth.orgId, id);
-    }
+    const deleted =
+      body.kind === 'brand_kit'
+        ? deleteBrandKit(deps, auth.orgId, brandKitIdArgument(body.id))
+        : body.kind === 'avatar'
+          ? deleteAvatar(deps, auth.orgId, body.id)
+          : deleteVoice(deps, auth.orgId, body.id);
     // The services name the REST path parameter; here the id is the tool's argument `id`.
-    return (body.kind === 'avatar' ? deleteAvatar(deps, auth.orgId, body.id) : deleteVoice(deps, auth.orgId, body.id)).catch((err: unknown) => {
+    return deleted.catch((err: unknown) => {
       if (err instanceof ApiError && err.context.field === 'path.id') err.context.field = 'id';
       throw err;
     });
   },
 });
+
+/**
+ * A brand kit id given as the tool's string argument, read as DELETE /brand-kits/{id} reads its
+ * path: by that operation's own parameter validator, so "01", "+1", " 1", "1e0", 0 and ids past
+ * 2^53−1 are refused as there (400 naming `id`), and an id in range that names no kit is 404.
+ */
+function brandKitIdArgument(id: string): number {
+  const path: Record<string, unknown> = { id };
+  const { errors, firstOnly } = validate('params', 'deleteBrandKit__path', path);
+  if (errors) throw invalid(fieldErrors('arguments', errors), firstOnly);
+  return path.id as number;
+}

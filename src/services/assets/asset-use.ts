@@ -17,6 +17,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
+import { holdsId } from '../../db/ids.ts';
 import { brandKits, customAvatars, customVoices, facelessVideos, generations, slideshows } from '../../db/schema/index.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import type { Tx } from '../billing/credits.ts';
@@ -55,7 +56,8 @@ type Locking = 'key share' | 'update';
 /** The workspace's asset row, locked as asked; undefined when it has none with that id. */
 async function lockedRow<K extends AssetKind>(db: Db | Tx, kind: K, orgId: string, id: AssetId<K>, strength: Locking): Promise<AssetRow<K> | undefined> {
   const a = ASSETS[kind];
-  if (a.uuid && !UUID.test(String(id))) return undefined;
+  // An id its column cannot hold names no row (src/db/ids.ts): no SQL for it.
+  if (a.uuid ? !UUID.test(String(id)) : !holdsId(a.id, id)) return undefined;
   const table = a.table as PgTable;
   const [row] = await db
     .select()

@@ -13,6 +13,7 @@ import { and, asc, eq } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../db/client.ts';
+import { rowId } from '../../db/ids.ts';
 import { brandKits, customAvatars, customVoices } from '../../db/schema/index.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { inspect, MediaRejected, normalizeType, sniff, type Sniffed } from '../../media/inspect.ts';
@@ -134,9 +135,14 @@ async function storeLogo(deps: AssetDeps, orgId: string, logo: string): Promise<
   return key;
 }
 
-async function kitOf(db: Db, orgId: string, id: number): Promise<BrandKitRow> {
-  const [kit] = await db.select().from(brandKits).where(and(eq(brandKits.id, id), eq(brandKits.orgId, orgId)));
-  if (!kit) throw notFound('Brand kit', id, 'brand_kit');
+/** The workspace's brand kit `id`, or 404 naming `field` (where the id was sent). Every lookup of a brand kit by a caller's id. */
+export async function brandKitOf(db: Db, orgId: string, id: number, field = 'path.id'): Promise<BrandKitRow> {
+  const missing = () => notFound('Brand kit', id, 'brand_kit', field);
+  const [kit] = await db
+    .select()
+    .from(brandKits)
+    .where(and(eq(brandKits.id, rowId(brandKits.id, id, missing)), eq(brandKits.orgId, orgId)));
+  if (!kit) throw missing();
   return kit;
 }
 
@@ -156,7 +162,7 @@ export async function listBrandKits(deps: AssetDeps, orgId: string): Promise<Bra
 }
 
 export async function getBrandKit(deps: AssetDeps, orgId: string, id: number): Promise<S['BrandKit']> {
-  return brandKitView(deps.storage, await kitOf(deps.db, orgId, id));
+  return brandKitView(deps.storage, await brandKitOf(deps.db, orgId, id));
 }
 
 /** A kit's columns after an update: colours and fonts given replace the kit's whole set; `logoKey` is the logo it keeps or gets. */
@@ -170,7 +176,7 @@ function updatedKit(kit: BrandKitRow, body: S['UpdateBrandKitRequest'], logoKey:
 }
 
 export async function updateBrandKit(deps: AssetDeps, orgId: string, id: number, body: S['UpdateBrandKitRequest']): Promise<S['BrandKit']> {
-  await kitOf(deps.db, orgId, id); // 404 before an upload is stored
+  await brandKitOf(deps.db, orgId, id); // 404 before an upload is stored
   if (body.name !== undefined && !body.name.trim()) throw reject('body.name', 'must contain more than white space');
   const newLogo = body.logo ? await storeLogo(deps, orgId, body.logo) : null;
   let updated: { row: BrandKitRow; replaced: string | null };

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
+import { rowId } from '../../db/ids.ts';
 import { editorExports, editorVideos, media } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
@@ -12,6 +13,7 @@ import type { RenderQuality } from '../../media/timeline.ts';
 import type { Tx } from '../billing/credits.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
 import { timelineDuration, type Timeline } from './model.ts';
+import { notFoundVideo } from './projects.ts';
 
 type S = components['schemas'];
 export type EditorExportView = S['EditorExport'];
@@ -141,9 +143,9 @@ export async function queueExport(ctx: AppContext, orgId: string, videoId: numbe
     const [project] = await tx
       .select()
       .from(editorVideos)
-      .where(and(eq(editorVideos.videoId, videoId), eq(editorVideos.orgId, orgId)))
+      .where(and(eq(editorVideos.videoId, rowId(editorVideos.videoId, videoId, () => notFoundVideo(videoId))), eq(editorVideos.orgId, orgId)))
       .for('share');
-    if (!project) throw new ApiError('not_found', `Editor video ${videoId} was not found in this workspace`, { resource: 'editor_video', field: 'path.id' });
+    if (!project) throw notFoundVideo(videoId);
     const timeline = project.timeline as Timeline;
     const duration = timelineDuration(timeline);
     if (!timeline.items.length || duration <= 0) {
@@ -173,13 +175,20 @@ export async function queueExport(ctx: AppContext, orgId: string, videoId: numbe
   });
 }
 
+const exportMissing = (videoId: number, exportId: string) =>
+  new ApiError('not_found', `Export ${exportId} of editor video ${videoId} was not found in this workspace`, { resource: 'editor_export', field: 'path.export_id' });
+
+/** The lookup of export `exportId` of editor video `videoId` in the workspace (404 before any SQL when the video id cannot be one). */
+const exportWhere = (orgId: string, videoId: number, exportId: string) =>
+  and(eq(editorExports.id, exportId), eq(editorExports.videoId, rowId(editorExports.videoId, videoId, () => exportMissing(videoId, exportId))), eq(editorExports.orgId, orgId));
+
 export async function getExport(ctx: AppContext, orgId: string, videoId: number, exportId: string): Promise<EditorExportView> {
   const [row] = await ctx.db
     .select({ e: editorExports, key: media.storageKey, size: media.sizeBytes })
     .from(editorExports)
     .leftJoin(media, eq(media.id, editorExports.outputMediaId))
-    .where(and(eq(editorExports.id, exportId), eq(editorExports.videoId, videoId), eq(editorExports.orgId, orgId)));
-  if (!row) throw new ApiError('not_found', `Export ${exportId} of editor video ${videoId} was not found in this workspace`, { resource: 'editor_export', field: 'path.export_id' });
+    .where(exportWhere(orgId, videoId, exportId));
+  if (!row) throw exportMissing(videoId, exportId);
   return view(ctx, row.e, row.key ? { storageKey: row.key, sizeBytes: row.size ?? 0 } : null);
 }
 
@@ -194,9 +203,9 @@ export async function cancelExport(ctx: AppContext, orgId: string, videoId: numb
     const [cur] = await tx
       .select()
       .from(editorExports)
-      .where(and(eq(editorExports.id, exportId), eq(editorExports.videoId, videoId), eq(editorExports.orgId, orgId)))
+      .where(exportWhere(orgId, videoId, exportId))
       .for('update');
-    if (!cur) throw new ApiError('not_found', `Export ${exportId} of editor video ${videoId} was not found in this workspace`, { resource: 'editor_export', field: 'path.export_id' });
+    if (!cur) throw exportMissing(videoId, exportId);
     if (cur.status === 'canceled') return { row: cur, wasQueued: false };
     if (cur.status === 'completed' || cur.status === 'failed') {
       throw new ApiError('conflict', `Export ${exportId} is already ${cur.status}; only queued or rendering exports can be canceled`, { resource: 'editor_export', field: 'path.export_id', status: cur.status });

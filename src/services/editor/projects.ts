@@ -5,6 +5,7 @@
 import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
+import { rowId } from '../../db/ids.ts';
 import { editorEdits, editorVideos, videos } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { Tx } from '../billing/credits.ts';
@@ -61,14 +62,15 @@ async function history(db: AppContext['db'] | Tx, videoIds: number[]): Promise<M
   return out;
 }
 
-const notFoundVideo = (id: number, field = 'path.id') =>
+/** The 404 of an editor video id that names none of the workspace's, naming `field`. */
+export const notFoundVideo = (id: number, field = 'path.id') =>
   new ApiError('not_found', `Editor video ${id} was not found in this workspace`, { resource: 'editor_video', field });
 
 async function loadProject(db: AppContext['db'] | Tx, orgId: string, id: number, lock = false, field?: string): Promise<ProjectRow> {
   const q = db
     .select()
     .from(editorVideos)
-    .where(and(eq(editorVideos.videoId, id), eq(editorVideos.orgId, orgId)));
+    .where(and(eq(editorVideos.videoId, rowId(editorVideos.videoId, id, () => notFoundVideo(id, field))), eq(editorVideos.orgId, orgId)));
   const [row] = lock ? await q.for('update') : await q;
   if (!row) throw notFoundVideo(id, field);
   return row;
@@ -150,18 +152,17 @@ export async function getEditorVideo(ctx: AppContext, orgId: string, id: number)
 
 /** GET /videos/{id}: the status of any video of the shared id space. */
 export async function getVideoStatus(ctx: AppContext, orgId: string, id: number): Promise<S['Video']> {
+  const missing = () => new ApiError('not_found', `Video ${id} was not found in this workspace`, { resource: 'video', field: 'path.id' });
   const [v] = await ctx.db
     .select({ kind: videos.kind, title: editorVideos.title, createdAt: videos.createdAt, updatedAt: editorVideos.updatedAt })
     .from(videos)
     .leftJoin(editorVideos, eq(editorVideos.videoId, videos.id))
-    .where(and(eq(videos.id, id), eq(videos.orgId, orgId)));
+    .where(and(eq(videos.id, rowId(videos.id, id, missing)), eq(videos.orgId, orgId)));
   if (v?.kind === 'faceless') {
     const faceless = await facelessStatus(ctx, orgId, id);
     if (faceless) return faceless;
   }
-  if (!v || v.kind !== 'editor' || v.title === null) {
-    throw new ApiError('not_found', `Video ${id} was not found in this workspace`, { resource: 'video', field: 'path.id' });
-  }
+  if (!v || v.kind !== 'editor' || v.title === null) throw missing();
   return {
     object: 'video',
     id,
