@@ -1172,7 +1172,7 @@ export interface components {
         DeleteWorkspaceAssetInput: {
             /** @enum {string} */
             kind: "brand_kit" | "avatar" | "voice";
-            /** @description Its id (a brand kit's as digits). */
+            /** @description Its id: an avatar's or voice's UUID, or a brand kit's integer id written as DELETE /brand-kits/{id} takes it (decimal digits without leading zeros, 1 to 9007199254740991; another form is bad_request). */
             id: string;
         };
         /** @description The deleted asset. */

@@ -11876,7 +11876,7 @@ validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 exports.mcp__delete_workspace_asset = validate129;
 const schema153 = {"$ref":"https://media-api.local/components#/$defs/DeleteWorkspaceAssetInput","$id":"https://media-api.local/components/request/mcp__delete_workspace_asset"};
-const schema154 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id (a brand kit's as digits).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
+const schema154 = {"type":"object","additionalProperties":false,"required":["kind","id"],"properties":{"kind":{"type":"string","enum":["brand_kit","avatar","voice"]},"id":{"type":"string","description":"Its id: an avatar's or voice's UUID, or a brand kit's integer id written as DELETE /brand-kits/{id} takes it (decimal digits without leading zeros, 1 to 9007199254740991; another form is bad_request).","maxLength":36,"pattern":"^[0-9A-Fa-f-]{1,36}$"}}};
 const pattern106 = new RegExp("^[0-9A-Fa-f-]{1,36}$", "u");
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){

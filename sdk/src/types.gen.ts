@@ -538,7 +538,7 @@ export type WorkspaceAssetCreated = BrandKit | Avatar | CustomVoice;
 export type DeleteWorkspaceAssetInput = {
     kind: 'brand_kit' | 'avatar' | 'voice';
     /**
-     * Its id (a brand kit's as digits).
+     * Its id: an avatar's or voice's UUID, or a brand kit's integer id written as DELETE /brand-kits/{id} takes it (decimal digits without leading zeros, 1 to 9007199254740991; another form is bad_request).
      */
     id: string;
 };
