@@ -9,7 +9,8 @@
 // (@modelcontextprotocol/sdk 1.x, server/webStandardStreamableHttp.js, handlePostRequest):
 //   1. Accept must list both application/json and text/event-stream (substring test) → else 406;
 //   2. Content-Type must be application/json (parsed media type) → else 415;
-//   3. a batch may hold at most MAX_BATCH_SIZE messages → else 400 (-32600);
+//   3. a batch may hold at most MAX_BATCH_SIZE messages → else 400 (-32600); an empty batch is an
+//      Invalid Request too (JSON-RPC 2.0 §6) → 400 (-32600), where the SDK transport answered 202;
 //   4. every message must be a JSON-RPC message (JSONRPCMessageSchema) → else 400 (-32700);
 //   5. an initialize request must come alone → else 400 (-32600); other bodies must carry a
 //      supported MCP-Protocol-Version header, if any → else 400 (-32000);
@@ -84,6 +85,7 @@ export function checkPost(req: IncomingMessage, body: unknown): AcceptedPost | H
   if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) {
     return refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
   }
+  if (Array.isArray(body) && body.length === 0) return refusal(400, -32600, 'Invalid Request: a batch must hold at least one message');
   let messages: JSONRPCMessage[];
   try {
     messages = Array.isArray(body) ? body.map(parseMessage) : [parseMessage(body)];

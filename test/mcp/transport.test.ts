@@ -1,8 +1,9 @@
 // The Streamable HTTP transport /mcp owns (src/mcp/transport.ts) instead of the SDK's
 // StreamableHTTPServerTransport: (1) the same raw HTTP exchanges answered side by side by the SDK
 // transport and by ours, each in a bare Fastify app with the same SDK Server: same status, same
-// bytes; (2) the rules over raw HTTP on the real endpoint (406, 415, 202, MCP-Protocol-Version,
-// parse errors, batches, CORS); (3) the pre-serialised catalog spliced into the JSON-RPC answer
+// bytes (but for an empty batch, which the SDK transport answered 202 and JSON-RPC 2.0 calls an
+// Invalid Request: 400 here); (2) the rules over raw HTTP on the real endpoint (406, 415, 202,
+// MCP-Protocol-Version, parse errors, batches, CORS); (3) the pre-serialised catalog spliced into the JSON-RPC answer
 // byte-exactly, and never when the result no longer holds that content; (4) the fast path for
 // plain requests accepts exactly what JSONRPCMessageSchema accepts; (5) the parsed catalog is
 // reused only while its bytes are the same.
@@ -93,7 +94,6 @@ const cases: Case[] = [
   { name: 'batch of requests', body: JSON.stringify([req(1, 'ping'), req(2, 'tools/call', { name: 'echo', arguments: {} }), req('z', 'tools/list')]) },
   { name: 'batch: request and notification', body: JSON.stringify([req(1, 'ping'), note('notifications/initialized')]) },
   { name: 'batch of notifications', body: JSON.stringify([note('notifications/initialized'), note('notifications/initialized')]) },
-  { name: 'empty batch', body: '[]' },
   { name: 'batch with a repeated id', body: JSON.stringify([req(1, 'ping'), req(1, 'tools/list')]) },
   { name: 'batch of 100', body: JSON.stringify(Array.from({ length: 100 }, (_, i) => req(i, 'ping'))) },
   { name: 'batch of 101', body: JSON.stringify(Array.from({ length: 101 }, (_, i) => req(i, 'ping'))) },
@@ -198,6 +198,14 @@ t.test('the real endpoint over raw HTTP', async (t) => {
     res = await post(body);
     t.equal(res.status, 400, `${body || '(empty)'}: 400`);
     t.match(await res.json(), { jsonrpc: '2.0', id: null, error: { code, message: /^Parse error/ } });
+  }
+  // JSON-RPC 2.0 §6: an empty array is an Invalid Request (the SDK transport answered it 202, the
+  // one place where /mcp answers otherwise, also for the bare transport: checkPost).
+  for (const url of [`${app.url}/mcp`, ourUrl]) {
+    res = url === ourUrl ? await fetch(url, { method: 'POST', headers: HEADERS, body: '[]' }) : await post('[]');
+    t.equal(res.status, 400, `${url}: an empty batch is 400`);
+    t.equal(res.headers.get('content-type'), 'application/json');
+    t.same(await res.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch must hold at least one message' } });
   }
   res = await post(JSON.stringify(Array.from({ length: 101 }, (_, i) => req(i, 'ping'))));
   t.equal(res.status, 400);
