@@ -29,6 +29,7 @@ import {
   OAuthError,
   parseScope,
   PKCE_CHALLENGE,
+  redirectUriProblem,
   safeEqual,
   sameResource,
   switchBrowserSession,
@@ -60,6 +61,8 @@ async function authorize(server: OAuthServer, req: FastifyRequest, reply: Fastif
   if (!client) return bad('This app is not registered with the service (unknown client_id).');
   const redirectUri = one('redirect_uri');
   if (!redirectUri) return bad('The app did not say where to return (redirect_uri is missing).');
+  const problem = redirectUriProblem(redirectUri);
+  if (problem) return bad(`The return address (redirect_uri) ${problem}.`);
   if (!matchRedirectUri(client, redirectUri)) return bad('The return address (redirect_uri) is not registered for this app.');
 
   const state = one('state');

@@ -73,6 +73,13 @@ t.test('dynamic client registration (RFC 7591)', async (t) => {
   };
   await bad({ redirect_uris: ['http://evil.example.test/cb'] }, 'invalid_redirect_uri');
   await bad({ redirect_uris: ['https://app.example.test/cb#frag'] }, 'invalid_redirect_uri');
+  await bad({ redirect_uris: ['https://app.example.test/cb#'] }, 'invalid_redirect_uri');
+  // No credentials in a redirect URI: they would be sent on, and `https://app.example.test@evil.example/`
+  // reads as one host while being another (RFC 3986 §7.6).
+  await bad({ redirect_uris: ['https://user:pw@app.example.test/cb'] }, 'invalid_redirect_uri');
+  await bad({ redirect_uris: ['https://user@app.example.test/cb'] }, 'invalid_redirect_uri');
+  await bad({ redirect_uris: ['http://user:pw@127.0.0.1:9/callback'] }, 'invalid_redirect_uri');
+  await bad({ redirect_uris: [CB, 'https://:pw@app.example.test/cb'] }, 'invalid_redirect_uri');
   await bad({ redirect_uris: ['javascript:alert(1)'] }, 'invalid_redirect_uri');
   await bad({}, 'invalid_redirect_uri');
   await bad({ redirect_uris: [CB], grant_types: ['password'] }, 'invalid_client_metadata');
@@ -119,6 +126,12 @@ t.test('authorize: errors before the client is known are pages, never redirects'
     [{ ...base, client_id: '7a0e4c8e-1c1f-4b8f-9f0e-000000000000' }, /not registered/],
     [{ ...base, redirect_uri: 'http://127.0.0.1:9/elsewhere' }, /redirect_uri\) is not registered/],
     [{ ...base, redirect_uri: '' }, /redirect_uri is missing/],
+    // A loopback redirect URI matches whatever its port (RFC 8252 §7.3), never with a fragment
+    // (RFC 6749 §3.1.2) or credentials added.
+    [{ ...base, redirect_uri: `${CB}#frag` }, /must not contain a fragment/],
+    [{ ...base, redirect_uri: `${CB}#` }, /must not contain a fragment/],
+    [{ ...base, redirect_uri: 'http://127.0.0.1:4567/callback#frag' }, /must not contain a fragment/],
+    [{ ...base, redirect_uri: 'http://user:pw@127.0.0.1:9/callback' }, /must not contain a user name or password/],
   ];
   for (const [q, text] of cases) {
     const res = await fetch(`${app.url}/oauth/authorize?${new URLSearchParams(q)}`, { redirect: 'manual' });

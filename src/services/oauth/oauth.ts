@@ -77,6 +77,20 @@ export interface OAuthClient {
   metadata: Record<string, unknown>;
 }
 
+/**
+ * What no redirect URI may hold, registered or requested: a fragment, even an empty one (RFC 6749
+ * §3.1.2), or a user name or password (credentials sent on, and the semantic attack of RFC 3986
+ * §7.6: `https://app.example@evil.example/` is evil.example). A loopback URI matches whatever its
+ * port, so authorize refuses these before matching too.
+ */
+export function redirectUriProblem(raw: string): string | undefined {
+  if (raw.includes('#')) return 'must not contain a fragment';
+  const url = URL.parse(raw);
+  // An empty user info ("https://@host/") leaves no trace in the parsed URL: the raw authority has no "@" either.
+  if (url?.username || url?.password || /^[a-z][a-z0-9+.-]*:[\\/]{2}[^\\/?#]*@/i.test(raw)) return 'must not contain a user name or password';
+  return undefined;
+}
+
 function checkRedirectUri(raw: unknown): string {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > 2000) {
     throw new OAuthError('invalid_redirect_uri', 'Each redirect URI must be a string of 1 to 2000 characters');
@@ -87,7 +101,8 @@ function checkRedirectUri(raw: unknown): string {
   } catch {
     throw new OAuthError('invalid_redirect_uri', `Redirect URI ${raw} is not an absolute URI`);
   }
-  if (url.hash || raw.includes('#')) throw new OAuthError('invalid_redirect_uri', `Redirect URI ${raw} must not contain a fragment`);
+  const problem = redirectUriProblem(raw);
+  if (problem) throw new OAuthError('invalid_redirect_uri', `Redirect URI ${raw} ${problem}`);
   if (FORBIDDEN_SCHEMES.has(url.protocol)) throw new OAuthError('invalid_redirect_uri', `Redirect URI scheme ${url.protocol} is not allowed`);
   if (url.protocol === 'http:' && !LOOPBACK.has(url.hostname)) {
     throw new OAuthError('invalid_redirect_uri', `Redirect URI ${raw} must use https (plain http is allowed for loopback addresses only)`);
