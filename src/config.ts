@@ -10,6 +10,13 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   publicBaseUrl: string;
+  /**
+   * Host names /mcp answers besides PUBLIC_BASE_URL's (lower case, no port: DNS-rebinding
+   * protection compares names, as the MCP SDK's hostHeaderValidation does; src/mcp/rebinding.ts).
+   */
+  mcpAllowedHosts: string[];
+  /** Origins (`scheme://host[:port]`) a browser page may call /mcp from besides PUBLIC_BASE_URL's. */
+  mcpAllowedOrigins: string[];
   apiOnly: boolean;
   bodyLimitBytes: number;
   /**
@@ -389,6 +396,33 @@ function socialConfig(env: NodeJS.ProcessEnv): SocialConfig {
   return { apiBase, clients, concurrency: int(env, 'SOCIAL_PUBLISH_CONCURRENCY', 2, 1, 32) };
 }
 
+/** A comma-separated list of `name`, each entry made canonical by `parse` (undefined: refused, saying `what`). */
+function list(env: NodeJS.ProcessEnv, name: string, what: string, parse: (entry: string) => string | undefined): string[] {
+  const entries = (env[name] ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  return entries.map((entry) => {
+    const value = parse(entry);
+    if (value === undefined) throw new Error(`Environment variable ${name} must list ${what}, separated by commas; "${entry}" is not one`);
+    return value;
+  });
+}
+
+/** A host name (or IP address, IPv6 in brackets) with no port, lower case, without a trailing dot. */
+export function hostNameOf(entry: string): string | undefined {
+  // No port (a colon outside an IPv6 address's brackets), path, query, fragment or user info.
+  if (/[\s/\\?#@]/.test(entry) || entry.replace(/^\[[^\]]*\]/, '').includes(':')) return undefined;
+  return URL.parse(`http://${entry}`)?.hostname.replace(/\.$/, '') || undefined;
+}
+
+/** An http(s) origin (`scheme://host[:port]`, a trailing slash allowed), as browsers send it. */
+function originOf(entry: string): string | undefined {
+  const u = URL.parse(entry);
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || u.pathname !== '/' || u.search || u.hash) return undefined;
+  return u.origin;
+}
+
 /** SECRETS_KEY: 32 bytes as 64 hex digits or base64/base64url. */
 function secretsKey(raw: string | undefined): Buffer | undefined {
   if (!raw) return undefined;
@@ -412,6 +446,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: path.resolve(env.DATA_DIR || '.data'),
     publicBaseUrl,
+    mcpAllowedHosts: list(env, 'MCP_ALLOWED_HOSTS', 'host names without ports', hostNameOf),
+    mcpAllowedOrigins: list(env, 'MCP_ALLOWED_ORIGINS', 'http(s) origins (scheme://host[:port])', originOf),
     apiOnly: bool(env, 'API_ONLY', false),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 16 * 1024 * 1024, 1024),
     trustProxy: trustProxy(env.TRUST_PROXY),

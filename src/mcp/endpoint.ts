@@ -1,8 +1,9 @@
 // POST /mcp: MCP over Streamable HTTP with the official SDK (@modelcontextprotocol/sdk 1.x),
 // stateless: every request gets a new SDK Server and a new transport (a stateless transport must
 // not be reused), any API node answers any request, and GET/DELETE (the session stream and
-// session end) answer 405. The bearer token is resolved before the SDK sees the request (401
-// challenge), and a tools/call the token's scopes do not allow is refused with a 403 challenge.
+// session end) answer 405. A Host or Origin of another site is refused first (403,
+// ./rebinding.ts). The bearer token is resolved before the SDK sees the request (401 challenge),
+// and a tools/call the token's scopes do not allow is refused with a 403 challenge.
 // The transport (./transport.ts) is the SDK transport's stateless JSON mode minus its Node ↔ Web
 // conversion and SSE machinery: it takes the body Fastify parsed, keeps the SDK transport's HTTP
 // rules (406, 415, 400, 202) and answers on the Fastify reply; the SDK Server does the protocol,
@@ -18,6 +19,7 @@ import type { AuthContext } from '../services/workspaces/api-keys.ts';
 import { answerDirect, directRequest } from './direct.ts';
 import { BearerError, cachedBearer, insufficientScope, MCP_PATH, mcpUrls, resolveBearer } from './auth.ts';
 import { LISTED_TOOLS, runTool, toolAllowed, TOOLS_BY_NAME, type ToolDeps } from './tools.ts';
+import { rebindingProblem, rebindingRules } from './rebinding.ts';
 import { answerPost, StatelessJsonTransport } from './transport.ts';
 
 const INSTRUCTIONS = [
@@ -79,6 +81,13 @@ function scopeProblem(body: unknown, auth: AuthContext, resourceMetadata: string
 
 export function registerMcpEndpoint(app: FastifyInstance, ctx: AppContext, deps: ToolDeps): void {
   const urls = mcpUrls(ctx.config.publicBaseUrl);
+  const rules = rebindingRules(ctx.config);
+
+  // DNS-rebinding protection, before the body is read and the bearer token looked at (./rebinding.ts).
+  app.addHook('onRequest', async (req, reply) => {
+    const problem = rebindingProblem(rules, req);
+    if (problem) return reply.code(403).header('content-type', 'application/json; charset=utf-8').send(jsonRpcError(-32000, problem));
+  });
 
   app.post(MCP_PATH, async (req: FastifyRequest, reply: FastifyReply) => {
     let auth = cachedBearer(ctx, req.headers.authorization);

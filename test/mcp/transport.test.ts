@@ -159,7 +159,8 @@ t.test('the same answers as the SDK transport, byte for byte', async (t) => {
 });
 
 t.test('the real endpoint over raw HTTP', async (t) => {
-  const app = await startMcpApp(t);
+  // Sent as a browser client's page would: its origin must be allowed (src/mcp/rebinding.ts).
+  const app = await startMcpApp(t, { MCP_ALLOWED_ORIGINS: 'https://client.example' });
   const ws = await app.workspace({ scopes: ['generations:read'] });
   const post = (body: string, headers: Record<string, string | undefined> = {}) => {
     const h: Record<string, string> = {};
