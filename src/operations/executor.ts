@@ -1,12 +1,15 @@
 // The operation executor: the one path every call takes, whether it came over REST or MCP, for
 // REST operations and MCP-only tools alike (both are entries of the generated operation index):
-// authenticate → scope → plan → rate limit → validate parameters and body (generated AJV
-// validators; an MCP-only tool's arguments with its `mcp__<name>` validator) → handler.
-// Errors are thrown as ApiError; the adapters render them.
+// authenticate → scope → plan → validate parameters and body (generated AJV validators; an
+// MCP-only tool's arguments with its `mcp__<name>` validator) → rate limit → handler. A call that
+// fails validation is refused once the rate limit has counted it; a replay of a completed paid
+// request (same idempotency key, same body) is answered from its stored response before the rate
+// limit, and counts nothing. Errors are thrown as ApiError; the adapters render them.
 import type { ErrorObject } from 'ajv';
 import indexJson from '../../generated/operations.json' with { type: 'json' };
 import type { AppContext } from '../context.ts';
 import { ApiError, badRequest, type FieldError } from '../errors.ts';
+import { storedReplay } from '../services/billing/charged-command.ts';
 import { authenticate, type AuthContext } from '../services/workspaces/api-keys.ts';
 import { bodyValidatorName, type IndexEntry, type OperationIndex, type OperationIndexEntry } from './operation-index.ts';
 import { Reply, type AnyHandler } from './types.ts';
@@ -128,6 +131,9 @@ export function requirePaidPlan(auth: AuthContext): void {
   }
 }
 
+/** A call's validated path, query and header parameters. */
+type CheckedInput = Record<'path' | 'query' | 'header', Record<string, unknown>>;
+
 export interface Executor {
   execute(call: OperationCall): Promise<Reply>;
 }
@@ -150,10 +156,17 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
         if (op.requiresPaidPlan) requirePaidPlan(auth);
       }
 
+      // Validated first, refused only once the call is counted (a refused call counts too).
+      const checked = checkCall(op, call);
+
       // Rate-limited operations count every authenticated call and report the quota on every
-      // response, errors included.
+      // response, errors included; but a replay of a completed paid request is answered from its
+      // stored response first, counting nothing (it starts no work; a key in flight or used with
+      // another body goes on, is counted, and is refused by the charged command).
       let limitHeaders: Record<string, string> = {};
       if (op.rateLimit && auth) {
+        const replay = 'input' in checked ? await replayOf(op, auth, checked.input, call.body) : undefined;
+        if (replay) return new Reply({ status: op.successStatus, body: replay });
         const limiter = ctx.rateLimiters[op.rateLimit];
         if (!limiter) throw new Error(`No rate limiter configured for policy ${op.rateLimit}`);
         const decision = await limiter.consume(auth.orgId);
@@ -170,7 +183,8 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
       }
 
       try {
-        const out = await validateAndRun(op, handler, call, auth);
+        if ('refused' in checked) throw checked.refused;
+        const out = await run(op, handler, call, auth, checked.input);
         Object.assign(out.headers, limitHeaders);
         return out;
       } catch (err) {
@@ -191,7 +205,23 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
     },
   };
 
-  async function validateAndRun(op: IndexEntry, handler: AnyHandler, call: OperationCall, auth: AuthContext | null): Promise<Reply> {
+  /** The stored answer of a completed request with the call's idempotency key and body, if the operation takes a key. */
+  async function replayOf(op: IndexEntry, auth: AuthContext, input: CheckedInput, body: unknown) {
+    if (!op.params.some((p) => p.name === 'idempotency-key') || !body || typeof body !== 'object') return undefined;
+    return storedReplay(ctx, auth.orgId, op.operationId, body, input.header['idempotency-key'] as string | undefined);
+  }
+
+  /** The call's parameters and body validated (in place, defaults filled in), or the ApiError it gets. */
+  function checkCall(op: IndexEntry, call: OperationCall): { input: CheckedInput } | { refused: ApiError } {
+    try {
+      return { input: validateCall(op, call) };
+    } catch (err) {
+      if (err instanceof ApiError) return { refused: err };
+      throw err;
+    }
+  }
+
+  function validateCall(op: IndexEntry, call: OperationCall): CheckedInput {
     const errors: FieldError[] = [];
     const input: Record<string, unknown> = {};
     let firstOnly = false;
@@ -219,12 +249,15 @@ export function createExecutor(ctx: AppContext, handlers: Map<string, AnyHandler
       }
     }
     if (errors.length) throw invalid(errors, firstOnly);
+    return input as CheckedInput;
+  }
 
+  async function run(op: IndexEntry, handler: AnyHandler, call: OperationCall, auth: AuthContext | null, input: CheckedInput): Promise<Reply> {
     const result = await (handler as (input: unknown) => unknown)({
       path: input.path,
       query: input.query,
       headers: input.header,
-      body,
+      body: call.body,
       auth,
       ctx,
       operationId: op.operationId,

@@ -3,7 +3,8 @@
 // request is checked again (whatever changed since: a deleted brand kit, avatar or media, a
 // reference no longer ready, another process's configuration, an empty balance), with no second
 // charge; concurrent requests with one key charge once; the same key with another body is 409
-// and charges nothing.
+// and charges nothing; a replay is answered before the rate limit and uses none of it (every
+// paid operation with x-rate-limit, REST and MCP).
 import http from 'node:http';
 import { and, eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
@@ -12,6 +13,7 @@ import { applyCreditChange, ledgerSum } from '../../src/services/billing/credits
 import { findTemplate } from '../../src/services/catalog/catalog-data.ts';
 import { colorPng } from '../editor/helpers.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { connect } from '../mcp/helpers.ts';
 
 const png = await colorPng('#00ff00', 32, 32);
 const host = http.createServer((req, res) => {
@@ -216,4 +218,47 @@ t.test('the same key with a different body is 409 and charges nothing', async (t
   t.equal(r2.body.error.code, 'idempotency_conflict');
   const after = await state(ws.orgId);
   t.same(after, { ...before, credits: before.credits - 30, ledger: before.ledger + 1, references: before.references + 1, media: before.media + 1 }, 'only the first reference was charged and stored');
+});
+
+t.test('replays of completed requests are answered before the rate limit and use none of it, over REST and MCP', async (t) => {
+  const limited = await startTestApp(t, { OUTBOUND_ALLOW_IPS: '127.0.0.1', RATE_LIMIT_GENERATIONS: '3' });
+  // Every paid operation with x-rate-limit: its path, its tool, a body, and the same body changed.
+  const cases = [
+    { path: '/api/v1/generations', tool: 'create_generation', body: { type: 'static_ad', template_slug: STATIC.slug, prompt: 'Counted once' }, changed: { prompt: 'Other' } },
+    { path: '/api/v1/slideshows', tool: 'create_slideshow', body: { prompt: 'Pack light', slide_count: 3 }, changed: { prompt: 'Pack heavy' } },
+    { path: '/api/v1/reference-inspirations', tool: 'create_reference_inspiration', body: { template_slug: 'product-spotlight', media_kind: 'image', image_urls: [`${base}/green.png`] }, changed: { label: 'Other' } },
+  ];
+  for (const c of cases) {
+    const ws = await limited.workspace({ credits: 5000, scopes: WRITE });
+    const post = (body: object, idem: string) => limited.request('POST', c.path, { key: ws.key, body, headers: { 'idempotency-key': idem } });
+    const client = await connect(limited, ws.key);
+    t.teardown(() => client.close());
+    const call = async (idem: string) => (await client.callTool({ name: c.tool, arguments: { ...c.body, idempotency_key: idem } })) as { isError?: boolean; structuredContent: any };
+
+    const first = await post(c.body, 'once');
+    t.equal(first.status, 200, `${c.path}: ${first.text}`);
+    t.equal(first.headers.get('x-ratelimit-remaining'), '2', `${c.path}: the first request is counted`);
+    for (let i = 1; i <= 8; i++) sameAsFirst(t, await post(c.body, 'once'), first, `${c.path}: REST replay ${i}`);
+    for (let i = 1; i <= 3; i++) {
+      const r = await call('once');
+      t.notOk(r.isError, `${c.path}: MCP replay ${i} (${JSON.stringify(r.structuredContent?.error ?? '')})`);
+      t.equal(r.structuredContent.idempotent_replay, true);
+    }
+
+    const second = await post(c.body, 'twice');
+    t.equal(second.status, 200, `${c.path}: a new request`);
+    t.equal(second.headers.get('x-ratelimit-remaining'), '1', `${c.path}: the eleven replays used none of the quota`);
+    const conflict = await post({ ...c.body, ...c.changed }, 'once');
+    t.equal(conflict.status, 409, `${c.path}: the key with another body is 409`);
+    t.equal(conflict.headers.get('x-ratelimit-remaining'), '0', `${c.path}: and is counted`);
+    const over = await post(c.body, 'thrice');
+    t.equal(over.status, 429, `${c.path}: the quota is used up`);
+    const overMcp = await call('thrice');
+    t.match(overMcp, { isError: true, structuredContent: { error: { code: 'rate_limited' } } }, `${c.path}: over MCP too`);
+
+    sameAsFirst(t, await post(c.body, 'once'), first, `${c.path}: a replay with the quota used up`);
+    t.equal((await call('once')).structuredContent.idempotent_replay, true, `${c.path}: over MCP too`);
+    const [{ credits }] = await limited.service.ctx.sql`select credits from organizations where id = ${ws.orgId}`;
+    t.equal(credits, 5000 - 2 * first.body.credits_deducted, `${c.path}: two requests charged`);
+  }
 });

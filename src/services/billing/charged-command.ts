@@ -33,7 +33,7 @@ import { organizations } from '../../db/schema/index.ts';
 import { ApiError } from '../../errors.ts';
 import { creditsCharged } from '../../metrics.ts';
 import { applyCreditChange, type Tx } from './credits.ts';
-import { claimIdempotent, fingerprint, recordIdempotent, type IdemKey } from './idempotency.ts';
+import { claimIdempotent, completedResponse, fingerprint, recordIdempotent, type IdemKey } from './idempotency.ts';
 
 /** What `prepare` returns at least: the server-side price. */
 export interface Priced {
@@ -84,6 +84,36 @@ export interface ChargedCommand<P extends Priced, R extends { idempotent_replay?
   insufficientMessage?(plan: P, required: number, available: number): string;
 }
 
+/**
+ * The idempotency key of a paid request and what "the same request" is: the `Idempotency-Key`
+ * header, else the body's `idempotency_key`; the validated body without that field.
+ */
+export function keyedRequest<B extends { idempotency_key?: string }>(body: B, headerKey: string | undefined) {
+  const { idempotency_key: bodyKey, ...request } = body;
+  return { idempotencyKey: headerKey ?? bodyKey, request };
+}
+
+/** A stored response as a replay answers it. */
+const asReplay = <R>(response: unknown): R => ({ ...(response as R), idempotent_replay: true });
+
+/**
+ * The replay of a completed request of `operation` with the same key and body (see
+ * keyedRequest), or undefined: a single read by primary key, before the request is counted
+ * against its rate limit (the executor asks; the charged command still decides all else).
+ */
+export async function storedReplay(
+  ctx: AppContext,
+  orgId: string,
+  operation: string,
+  body: { idempotency_key?: string },
+  headerKey: string | undefined,
+): Promise<Record<string, unknown> | undefined> {
+  const { idempotencyKey, request } = keyedRequest(body, headerKey);
+  if (!idempotencyKey) return undefined;
+  const stored = await completedResponse(ctx.db, { orgId, operation, key: idempotencyKey }, fingerprint(request));
+  return stored && asReplay(stored.response);
+}
+
 /** What an idempotency record keeps to resume a partial request. */
 interface Progress {
   groupId: string;
@@ -116,7 +146,7 @@ export async function runChargedCommand<P extends Priced, R extends { idempotent
     let prior: Progress = { groupId: randomUUID(), unitIds: [], creditsDeducted: 0 };
     if (idem) {
       const start = await claimIdempotent(tx, idem.key, idem.print);
-      if (start.kind === 'replay') return { ...(start.response as R), idempotent_replay: true };
+      if (start.kind === 'replay') return asReplay<R>(start.response);
       if (start.kind === 'resume') prior = readProgress(start.progress);
     }
 

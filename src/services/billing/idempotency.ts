@@ -47,6 +47,19 @@ function conflict(k: IdemKey, message: string): ApiError {
 }
 
 /**
+ * The stored response of a completed request with this key and fingerprint that has not expired,
+ * or undefined (no such record, another body, or still partial): one read by the primary key,
+ * taking no lock. A replay is answered from it before the request is counted or checked again.
+ */
+export async function completedResponse(db: Db | Tx, k: IdemKey, print: string): Promise<{ response: unknown } | undefined> {
+  const [done] = await db
+    .select({ response: idempotencyKeys.response })
+    .from(idempotencyKeys)
+    .where(and(where(k), eq(idempotencyKeys.state, 'completed'), eq(idempotencyKeys.fingerprint, print), gt(idempotencyKeys.expiresAt, new Date())));
+  return done;
+}
+
+/**
  * Claims the key for the rest of `tx`, or says what to do instead. Throws 409 when another
  * request holds the key right now or when the key was used with a different request.
  */

@@ -8,7 +8,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { editorVideos, facelessVideos, media, videos } from '../../db/schema/index.ts';
 import { QUEUES } from '../../jobs/queue.ts';
-import { runChargedCommand } from '../billing/charged-command.ts';
+import { keyedRequest, runChargedCommand } from '../billing/charged-command.ts';
 import { applyCreditChange, type Tx } from '../billing/credits.ts';
 import { forwardOnly } from '../progress.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
@@ -23,12 +23,10 @@ export type FacelessStage = (typeof FACELESS_STAGES)[number];
 
 /** POST /faceless-videos. */
 export function createFacelessVideo(ctx: AppContext, orgId: string, body: CreateFacelessBody, headerKey: string | undefined): Promise<S['FacelessVideoGeneration']> {
-  const { idempotency_key: bodyKey, ...request } = body;
   return runChargedCommand(ctx, {
     orgId,
     operation: 'createFacelessVideo',
-    idempotencyKey: headerKey ?? bodyKey,
-    request,
+    ...keyedRequest(body, headerKey),
     ledger: { reason: 'faceless_video_charge', reference: (groupId) => `faceless:${groupId}` },
     prepare: (tx) => resolveFaceless({ db: tx, fetcher: ctx.fetcher }, orgId, body),
     enqueue: async (sp, r) => {

@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.ts';
 import { generations, media } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
 import { generationQueue } from '../../jobs/queue.ts';
-import { runChargedCommand, type ChargedOutcome } from '../billing/charged-command.ts';
+import { keyedRequest, runChargedCommand, type ChargedOutcome } from '../billing/charged-command.ts';
 import { applyCreditChange, type Tx } from '../billing/credits.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
 import { resolveGeneration, type CreateGenerationBody, type GenerationSpec, type ResolvedGeneration } from './generation-requests.ts';
@@ -19,12 +19,10 @@ type GenerationBatchItem = components['schemas']['GenerationBatchItem'];
 
 /** POST /generations: `request_count` generations of one resolved spec, charged per generation. */
 export function createGenerationBatch(ctx: AppContext, orgId: string, body: CreateGenerationBody, headerKey: string | undefined): Promise<GenerationBatch> {
-  const { idempotency_key: bodyKey, ...request } = body;
   return runChargedCommand(ctx, {
     orgId,
     operation: 'createGeneration',
-    idempotencyKey: headerKey ?? bodyKey,
-    request,
+    ...keyedRequest(body, headerKey),
     ledger: { reason: 'generation_charge', reference: (batchId) => `batch:${batchId}` },
     prepare: (tx) => resolveGeneration({ db: tx, fetcher: ctx.fetcher, providers: ctx.config.provider }, orgId, body),
     enqueue: async (sp, r, { groupId: batchId }) => {

@@ -19,7 +19,7 @@ import { ApiError, badRequest, type FieldError } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
 import { findTemplate, referenceTemplateTargets, type ReferenceTemplateTarget } from '../catalog/catalog-data.ts';
-import { runChargedCommand, type Priced } from '../billing/charged-command.ts';
+import { keyedRequest, runChargedCommand, type Priced } from '../billing/charged-command.ts';
 import { applyCreditChange, type Tx } from '../billing/credits.ts';
 import { decodeInlineData, discardStored, ingest, receiveBuffer, type MediaInsert, type MediaRow } from '../editor/media.ts';
 import { urlFilename } from '../editor/resources.ts';
@@ -108,14 +108,12 @@ interface ReferencePlan extends Priced {
 }
 
 export async function createReference(ctx: AppContext, orgId: string, body: CreateReferenceBody, headerKey: string | undefined): Promise<ReferenceView> {
-  const { idempotency_key: bodyKey, ...request } = body;
   const stored: string[] = [];
   try {
     return await runChargedCommand(ctx, {
       orgId,
       operation: 'createReferenceInspiration',
-      idempotencyKey: headerKey ?? bodyKey,
-      request,
+      ...keyedRequest(body, headerKey),
       // The reference's id is the request's group id.
       ledger: { reason: 'reference_charge', reference: (id) => `reference:${id}` },
       prepare: async () => checkReference(ctx, body),

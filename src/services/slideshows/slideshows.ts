@@ -13,7 +13,7 @@ import { editorVideos, media, slideshows, slideshowSlides, videos } from '../../
 import { notFound } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { SlideCopy } from '../../providers/writer/types.ts';
-import { runChargedCommand } from '../billing/charged-command.ts';
+import { keyedRequest, runChargedCommand } from '../billing/charged-command.ts';
 import { applyCreditChange, type Tx } from '../billing/credits.ts';
 import { emptyTimeline, type Timeline } from '../editor/model.ts';
 import { forwardOnly } from '../progress.ts';
@@ -33,12 +33,10 @@ export const SLIDESHOW_FPS = 30;
 
 /** POST /slideshows: one slideshow, priced per slide, its editor project created at once. */
 export function createSlideshow(ctx: AppContext, orgId: string, body: CreateSlideshowBody, headerKey: string | undefined): Promise<SlideshowGeneration> {
-  const { idempotency_key: bodyKey, ...request } = body;
   return runChargedCommand<ResolvedSlideshow, SlideshowGeneration>(ctx, {
     orgId,
     operation: 'createSlideshow',
-    idempotencyKey: headerKey ?? bodyKey,
-    request,
+    ...keyedRequest(body, headerKey),
     ledger: { reason: 'slideshow_charge', reference: (groupId) => `slideshow_request:${groupId}` },
     prepare: (tx) => resolveSlideshow({ db: tx, fetcher: ctx.fetcher, localWriter: !ctx.config.writer.url }, orgId, body),
     enqueue: async (sp, plan) => {
