@@ -17,14 +17,15 @@
 //   - protocols are limited to plain files (`-protocol_whitelist file`), probes additionally to the
 //     one demuxer (`-format_whitelist`): no playlists, no concat, no data:/http;
 //   - decoded frames are bounded (`-max_pixels`), and so is each process's memory (ulimit -v);
-//   - each run is its own process group, killed whole on abort, and killed within a second when
-//     the Node process that started it dies (a watchdog beside it), so no render outlives its worker.
-import { spawn, type ChildProcess } from 'node:child_process';
+//   - each run is its own process group, killed whole on abort, and killed at once when the Node
+//     process that started it dies (./child-guard.ts), so no render outlives its worker.
+import type { ChildProcess } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { fileTypeFromBuffer } from 'file-type';
+import { killGuarded, spawnGuarded } from './child-guard.ts';
 import { DEFAULT_PIXEL_LIMITS } from './limits.ts';
 
 export const FFMPEG_PATH: string = ffmpegInstaller.path;
@@ -164,41 +165,6 @@ function lineTail(max: number): { push(chunk: string): void; text(): string } {
   };
 }
 
-/**
- * The shell that runs each ffmpeg/ffprobe: limits its address space (ulimit -v), starts it, and
- * beside it a watchdog that kills it within a second once the Node process that spawned the shell
- * is gone (Node has no PR_SET_PDEATHSIG; a SIGKILLed worker must not leave renders running). The
- * shell leads its own process group, so an abort kills all three at once.
- */
-const GUARD = [
-  'limit=$1; shift',
-  '[ "$limit" -gt 0 ] && ulimit -v "$limit" 2>/dev/null',
-  'parent=$PPID',
-  '"$@" &',
-  'child=$!',
-  '( while kill -0 "$child" 2>/dev/null; do kill -0 "$parent" 2>/dev/null || { kill -9 "$child"; exit 0; }; sleep 1; done ) </dev/null >/dev/null 2>&1 &',
-  'watchdog=$!',
-  'wait "$child"; code=$?',
-  'kill "$watchdog" 2>/dev/null',
-  'exit "$code"',
-].join('\n');
-
-function spawnGuarded(program: string, args: string[], cwd?: string): ChildProcess {
-  if (process.platform === 'win32') return spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd });
-  const limitKb = Math.max(0, Math.floor(mediaLimits.maxMemoryMb * 1024));
-  return spawn('/bin/sh', ['-c', GUARD, 'media-guard', String(limitKb), program, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd, detached: true });
-}
-
-/** Kills a guarded run: its whole process group (the shell, the program, the watchdog). */
-function killGuarded(child: ChildProcess): void {
-  try {
-    if (child.pid && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL');
-    else child.kill('SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
-}
-
 const within = (dir: string, file: string) => {
   const rel = path.relative(dir, path.resolve(dir, file));
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
@@ -244,7 +210,7 @@ export function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise<void>((resolve, reject) => {
     const fullArgs = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats', ...guardInputs(args, opts.cwd)];
-    const child = spawnGuarded(FFMPEG_PATH, fullArgs, opts.cwd);
+    const child = spawnGuarded(FFMPEG_PATH, fullArgs, { cwd: opts.cwd, maxMemoryMb: mediaLimits.maxMemoryMb });
     const stdout = child.stdout!;
     const stderr = lineTail(STDERR_LINES);
     let last = -1;
@@ -316,7 +282,7 @@ export function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<
 function collect(program: string, args: string[], signal?: AbortSignal): Promise<Buffer> {
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   return new Promise((resolve, reject) => {
-    const child = spawnGuarded(program, args);
+    const child = spawnGuarded(program, args, { maxMemoryMb: mediaLimits.maxMemoryMb });
     const out: Buffer[] = [];
     const stderr = lineTail(STDERR_LINES);
     let aborted = false;

@@ -1,8 +1,8 @@
 // Local text-to-speech with word timings: eSpeak NG (WebAssembly, from npm) run in a child
 // process (tts-worker.ts; see there for why it is a separate program). Word timings come from
 // the synthesizer's own word events, so captions of our voiceovers are exact.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { killGuarded, spawnGuarded } from './child-guard.ts';
 
 export interface SpokenWord {
   text: string;
@@ -46,12 +46,13 @@ export async function synthesizeSpeech(text: string, outFile: string, opts: Spee
   const rate = Math.max(80, Math.min(450, 175 * (opts.speed ?? 1)));
   const pitch = Math.max(0, Math.min(99, 50 + 4 * (opts.pitch ?? 0)));
   const reply = await new Promise<WorkerReply>((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER], { stdio: ['pipe', 'pipe', 'pipe'] });
+    // Under the render guard: it dies with this process (./child-guard.ts).
+    const child = spawnGuarded(process.execPath, [WORKER], { stdin: 'pipe' });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => err.push(c));
+    const timer = setTimeout(() => killGuarded(child), opts.timeoutMs ?? 60_000);
+    child.stdout!.on('data', (c: Buffer) => out.push(c));
+    child.stderr!.on('data', (c: Buffer) => err.push(c));
     child.on('error', (e) => {
       clearTimeout(timer);
       reject(new SpeechFailed(`could not start the speech synthesizer: ${e.message}`));
@@ -67,7 +68,7 @@ export async function synthesizeSpeech(text: string, outFile: string, opts: Spee
         reject(new SpeechFailed(`speech synthesis failed (${signal ?? `exit ${code}`}): ${Buffer.concat(err).toString('utf8').slice(-300)}`));
       }
     });
-    child.stdin.end(JSON.stringify({ text, voice: opts.voice, rate, pitch, out: outFile }));
+    child.stdin!.end(JSON.stringify({ text, voice: opts.voice, rate, pitch, out: outFile }));
   });
   const durationMs = Math.round((reply.samples / reply.sampleRate) * 1000);
   return { file: outFile, durationMs, words: wordTimings(text, reply.events, durationMs) };

@@ -1,6 +1,8 @@
 // The real service as a child process (Node 24, `node src/main.ts`) for the fault tests: its
-// output, its base URL once it listens, its exit, and the JSON log lines it wrote.
+// output, its base URL once it listens, its exit, and the JSON log lines it wrote; and the
+// processes below a pid, read from /proc.
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Test } from 'tap';
 
@@ -81,4 +83,61 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
   }
+}
+
+/** Pid → parent pid, state letter and arguments of every process, from /proc. */
+function processTable(): Map<number, { ppid: number; state: string; argv: string[] }> {
+  const out = new Map<number, { ppid: number; state: string; argv: string[] }>();
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(name), { ppid: Number(ppid), state, argv: fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').slice(0, -1) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** The live (not zombie) descendants of `pid`, with their arguments (`argv[0]` the program). */
+export function descendants(pid: number): { pid: number; argv: string[] }[] {
+  const all = processTable();
+  const found: { pid: number; argv: string[] }[] = [];
+  const walk = (parent: number) => {
+    for (const [p, info] of all) {
+      if (info.ppid !== parent) continue;
+      if (info.state !== 'Z') found.push({ pid: p, argv: info.argv });
+      walk(p);
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+/** Whether `pid` is a process that has not exited (a zombie has). */
+export function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Milliseconds until none of `pids` is alive (-1: not within `ms`), polling /proc every 5 ms
+ * WITHOUT returning to the event loop: a child of this process that was killed stays a zombie,
+ * unreaped, while this waits (as under a busy supervisor), so what is measured cannot depend on
+ * when the dead process is reaped.
+ */
+export function goneWithin(pids: number[], ms: number): number {
+  const started = Date.now();
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (Date.now() - started <= ms) {
+    if (!pids.some(alive)) return Date.now() - started;
+    Atomics.wait(pause, 0, 0, 5);
+  }
+  return -1;
 }

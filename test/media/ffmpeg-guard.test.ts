@@ -1,15 +1,17 @@
 // Every ffmpeg run is guarded (security issue, points 1, 3 and 7): a render does not outlive the
-// process that started it (SIGKILL of a worker leaves no ffmpeg behind), an abort kills the whole
-// process group, each process has an address-space limit, and a job's work folder starts empty
-// (what a killed attempt left is removed by the next one, or by the sweep).
+// process that started it (SIGKILL of a worker leaves no ffmpeg behind, nor a speech synthesizer:
+// both are gone within a second, measured without reaping the killed process meanwhile), an abort
+// kills the whole process group, each process has an address-space limit, and a job's work folder
+// starts empty (what a killed attempt left is removed by the next one, or by the sweep).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import t from 'tap';
-import { configureMediaLimits, FfmpegError, mediaLimits, runFfmpeg } from '../../src/media/ffmpeg.ts';
+import t, { type Test } from 'tap';
+import { configureMediaLimits, FFMPEG_PATH, FfmpegError, mediaLimits, runFfmpeg } from '../../src/media/ffmpeg.ts';
 import { jobFolder, sweepWorkFolders } from '../../src/media/work-folder.ts';
+import { descendants, goneWithin } from '../helpers/process.ts';
 
 /** Pids of live processes whose command line contains `needle`. */
 function processesWith(needle: string): number[] {
@@ -39,22 +41,62 @@ async function until(what: string, fn: () => boolean, timeoutMs: number): Promis
 /** A long render nobody waits for: 10 minutes of test pattern in real time, tagged with `marker`. */
 const longRender = (marker: string) => ['-re', '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=600', '-metadata', `title=${marker}`, '-f', 'null', '-'];
 
-t.test('SIGKILL of the Node process that started ffmpeg: the ffmpeg is gone within seconds', async (t) => {
-  const marker = `guard-${randomBytes(6).toString('hex')}`;
-  const script = path.join(os.tmpdir(), `${marker}.ts`);
-  fs.writeFileSync(
-    script,
-    `import { runFfmpeg } from ${JSON.stringify(path.resolve('src/media/ffmpeg.ts'))};\n` +
-      `runFfmpeg(${JSON.stringify(longRender(marker))}, { onSpawn: () => console.log('spawned') }).catch(() => {});\n` +
-      `setInterval(() => {}, 1000);\n`,
-  );
+/**
+ * Runs `code` (a module) as a Node process, waits until a process below it runs `program` with an
+ * argument containing `needle`, kills the Node process with SIGKILL, and says how long the
+ * processes below it took to be gone (-1: not within 5 s), polling /proc without reaping the killed
+ * process meanwhile.
+ */
+async function killDuring(t: Test, code: string, program: string, needle: string): Promise<{ ms: number; names: string }> {
+  const script = path.join(os.tmpdir(), `guard-${randomBytes(6).toString('hex')}.ts`);
+  fs.writeFileSync(script, code);
   t.teardown(() => fs.rmSync(script, { force: true }));
-  const worker = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve) => worker.stdout.once('data', () => resolve()));
-  await until('ffmpeg to start', () => processesWith(`title=${marker}`).length > 0, 10_000);
+  const worker = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'inherit'] });
+  let below: { pid: number; argv: string[] }[] = [];
+  t.teardown(() => {
+    for (const p of [worker.pid!, ...below.map((b) => b.pid)]) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {}
+    }
+  });
+  const started = () => (below = descendants(worker.pid!)).some((p) => p.argv[0] === program && p.argv.some((a) => a.includes(needle)));
+  await until(`${needle} to start`, started, 30_000);
   worker.kill('SIGKILL');
-  const ms = await until('ffmpeg to die', () => processesWith(`title=${marker}`).length === 0, 5_000);
-  t.pass(`ffmpeg gone ${ms} ms after its parent was killed`);
+  const ms = goneWithin(
+    below.map((p) => p.pid),
+    5_000,
+  );
+  return { ms, names: below.map((p) => `${p.pid} ${path.basename(p.argv[0])}`).join(', ') };
+}
+
+t.test('SIGKILL of the Node process that started ffmpeg: the ffmpeg is gone within a second', async (t) => {
+  const marker = `guard-${randomBytes(6).toString('hex')}`;
+  const { ms, names } = await killDuring(
+    t,
+    `import { runFfmpeg } from ${JSON.stringify(path.resolve('src/media/ffmpeg.ts'))};\n` +
+      `runFfmpeg(${JSON.stringify(longRender(marker))}).catch(() => {});\n` +
+      `setInterval(() => {}, 1000);\n`,
+    FFMPEG_PATH,
+    `title=${marker}`,
+  );
+  t.ok(ms >= 0 && ms <= 1000, `ffmpeg and its guard (${names}) gone ${ms < 0 ? 'not within 5 s' : `${ms} ms`} after their parent was killed`);
+});
+
+t.test('SIGKILL of the Node process synthesizing speech: the synthesizer is gone within a second', async (t) => {
+  // About 7 s of work for the synthesizer (400 sentences, half an hour of speech).
+  const text = Array.from({ length: 400 }, (_, i) => `Sentence number ${i} keeps the synthesizer busy for a while.`).join(' ');
+  const out = path.join(os.tmpdir(), `guard-${randomBytes(6).toString('hex')}.wav`);
+  t.teardown(() => fs.rmSync(out, { force: true }));
+  const { ms, names } = await killDuring(
+    t,
+    `import { synthesizeSpeech } from ${JSON.stringify(path.resolve('src/media/tts.ts'))};\n` +
+      `synthesizeSpeech(${JSON.stringify(text)}, ${JSON.stringify(out)}, { voice: 'en-us' }).catch(() => {});\n` +
+      `setInterval(() => {}, 1000);\n`,
+    process.execPath,
+    'tts-worker.ts',
+  );
+  t.ok(ms >= 0 && ms <= 1000, `the synthesizer and its guard (${names}) gone ${ms < 0 ? 'not within 5 s' : `${ms} ms`} after their parent was killed`);
 });
 
 t.test('an abort kills the run at once (the whole process group)', async (t) => {
