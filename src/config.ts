@@ -100,7 +100,7 @@ export interface Config {
   exportsInFlightPerWorkspace: number;
   /** Seconds of export output one workspace may queue per rolling 24 hours. */
   exportSecondsPerDay: number;
-  /** How long a client may take to send a request (slow clients are cut; see src/http/timeouts.ts). */
+  /** How long a client may take to send a request and to take its answer (slow clients are cut; see src/http/timeouts.ts and drain.ts). */
   timeouts: TimeoutConfig;
   /** Completion webhooks: delivery retries, timeout and worker slots. */
   webhooks: WebhookConfig;
@@ -133,8 +133,15 @@ export interface TimeoutConfig {
   uploadMinBytesPerSecond: number;
   /** Every request (headers and body, uploads included) must arrive within this (Node's requestTimeout). */
   requestSeconds: number;
-  /** A connection with no traffic either way for this long is closed (socket timeout; 0: none). */
+  /**
+   * A connection with no traffic either way for this long is closed (socket timeout; 0: none); one
+   * whose answer is being written is reset when the client accepts no byte of it for this long.
+   */
   connectionSeconds: number;
+  /** An answer still being written after this much time waiting on the client must average responseMinBytesPerSecond. */
+  responseDrainSeconds: number;
+  /** The least average rate at which a client must take an answer once responseDrainSeconds have passed (0: no minimum). */
+  responseMinBytesPerSecond: number;
 }
 
 export interface TranscriptionConfig {
@@ -333,6 +340,8 @@ function timeoutConfig(env: NodeJS.ProcessEnv): TimeoutConfig {
     uploadMinBytesPerSecond: int(env, 'UPLOAD_MIN_BYTES_PER_SECOND', 16 * 1024, 0),
     requestSeconds: int(env, 'REQUEST_TIMEOUT_SECONDS', 3600, 1, 24 * 3600),
     connectionSeconds: int(env, 'CONNECTION_TIMEOUT_SECONDS', 120, 0, 24 * 3600),
+    responseDrainSeconds: int(env, 'RESPONSE_DRAIN_TIMEOUT_SECONDS', 30, 1, 3600),
+    responseMinBytesPerSecond: int(env, 'RESPONSE_MIN_BYTES_PER_SECOND', 16 * 1024, 0),
   };
   if (t.requestSeconds < t.headersSeconds || t.requestSeconds < t.bodySeconds) {
     throw new Error(`Environment variable REQUEST_TIMEOUT_SECONDS (${t.requestSeconds}) must be at least HEADERS_TIMEOUT_SECONDS (${t.headersSeconds}) and BODY_TIMEOUT_SECONDS (${t.bodySeconds})`);

@@ -19,6 +19,7 @@ import { registerCatalogSamples, registerStoredMedia } from './media.ts';
 import { indexRoutes, noRouteError } from './routes-index.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
 import { clientErrorHandler, registerBodyTimeouts, serverTimeoutOptions } from './timeouts.ts';
+import { registerResponseDrain } from './drain.ts';
 import { registerDocs } from './docs.ts';
 import { registerMetrics } from './metrics.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
@@ -134,6 +135,8 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
     frameworkErrors: (err, _req, reply) => sendError(reply, fromFrameworkError(err)),
   });
   const routes = indexRoutes(app); // for the 405 of a known path with a wrong method
+  // Clients that stop reading their answer are cut, and pipelined requests handled one at a time (first hook).
+  registerResponseDrain(app, ctx.config.timeouts);
   registerBodyTimeouts(app, ctx.config.timeouts, sendError);
   registerJsonParser(app);
   registerMetrics(app, ctx); // request timing for every route, and GET /metrics (src/http/metrics.ts)

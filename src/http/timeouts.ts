@@ -11,7 +11,8 @@
 // The last two are watched here: one timer for all requests whose body is still arriving. A cut
 // request gets 408 request_timeout in the envelope with `Connection: close` when nothing was
 // answered yet, and its connection is closed in any case. Idle connections between requests are
-// closed by keep-alive (Fastify's keepAliveTimeout) and the socket timeout (CONNECTION_TIMEOUT_SECONDS).
+// closed by keep-alive (Fastify's keepAliveTimeout) and the socket timeout (CONNECTION_TIMEOUT_SECONDS);
+// clients slow to take their answer are cut by ./drain.ts.
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TimeoutConfig } from '../config.ts';
