@@ -102,6 +102,8 @@ export interface Config {
   exportSecondsPerDay: number;
   /** How long a client may take to send a request and to take its answer (slow clients are cut; see src/http/timeouts.ts and drain.ts). */
   timeouts: TimeoutConfig;
+  /** Media, catalog sample and preview downloads one client address may have in progress at once (0: no cap). */
+  maxConcurrentDownloadsPerAddress: number;
   /** Completion webhooks: delivery retries, timeout and worker slots. */
   webhooks: WebhookConfig;
   /** Where stored media live (STORAGE): DATA_DIR/media, or an S3-compatible bucket (src/storage/). */
@@ -509,6 +511,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exportsInFlightPerWorkspace: int(env, 'EXPORTS_IN_FLIGHT_PER_WORKSPACE', 2, 1, 1000),
     exportSecondsPerDay: int(env, 'EXPORT_SECONDS_PER_DAY', 36000, 1),
     timeouts: timeoutConfig(env),
+    maxConcurrentDownloadsPerAddress: int(env, 'MAX_CONCURRENT_DOWNLOADS_PER_ADDRESS', 16, 0, 100_000),
     webhooks: {
       retryLimit: int(env, 'WEBHOOK_RETRY_LIMIT', 30, 0, 100),
       retryDelaySeconds: int(env, 'WEBHOOK_RETRY_DELAY_SECONDS', 30, 1, 3600),

@@ -20,6 +20,7 @@ import { indexRoutes, noRouteError } from './routes-index.ts';
 import { drainRequest, multipartBody, registerMultipart } from './multipart.ts';
 import { clientErrorHandler, registerBodyTimeouts, serverTimeoutOptions } from './timeouts.ts';
 import { registerResponseDrain } from './drain.ts';
+import { downloadLimit } from './downloads.ts';
 import { registerDocs } from './docs.ts';
 import { registerMetrics } from './metrics.ts';
 import { databaseUnavailable, isDatabaseUnavailable } from '../db/outage.ts';
@@ -172,20 +173,32 @@ export function buildApp({ ctx, handlers = bindHandlers(), logger }: BuildOption
     maxAge: 600,
   });
 
+  // Downloads (previews, samples, stored media) one client address may have in progress at once.
+  const limitDownloads = downloadLimit(ctx.config.maxConcurrentDownloadsPerAddress, sendError);
+
   // Catalog preview images: static assets outside the API contract, as a CDN would serve them.
-  app.register(fastifyStatic, {
-    root: fileURLToPath(PREVIEWS_DIR_URL),
-    prefix: PREVIEW_PREFIX,
-    decorateReply: false,
-    index: false,
-    maxAge: '1d',
-    immutable: false,
+  app.register(async (scope) => {
+    scope.addHook('onRequest', limitDownloads);
+    await scope.register(fastifyStatic, {
+      root: fileURLToPath(PREVIEWS_DIR_URL),
+      prefix: PREVIEW_PREFIX,
+      decorateReply: false,
+      index: false,
+      maxAge: '1d',
+      immutable: false,
+    });
   });
 
   // The catalog's voice samples and avatar videos, kept in storage (src/http/media.ts), and
   // stored media at signed, expiring URLs, streamed from storage whatever its backend.
-  app.register(async (scope) => registerCatalogSamples(scope, ctx, sendError));
-  app.register(async (scope) => registerStoredMedia(scope, ctx, sendError));
+  app.register(async (scope) => {
+    scope.addHook('onRequest', limitDownloads);
+    registerCatalogSamples(scope, ctx, sendError);
+  });
+  app.register(async (scope) => {
+    scope.addHook('onRequest', limitDownloads);
+    registerStoredMedia(scope, ctx, sendError);
+  });
 
   for (const op of operationIndex.operations) {
     app.route({
