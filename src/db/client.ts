@@ -10,6 +10,8 @@ import * as schema from './schema/index.ts';
 import { startEmbedded, type EmbeddedDatabase, type EmbeddedEvents } from './embedded.ts';
 
 export type Db = PostgresJsDatabase<typeof schema>;
+/** A transaction of `Db` (what `db.transaction` hands its callback). */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type Sql = postgres.Sql;
 
 export interface Database {

@@ -4,7 +4,7 @@
 // definition (define-job.ts); this module stays a leaf that services can import.
 import { sql } from 'drizzle-orm';
 import { fromDrizzle, type PgBoss } from 'pg-boss';
-import type { Tx } from '../services/billing/credits.ts';
+import type { Tx } from '../db/client.ts';
 
 export const QUEUES = {
   /** Image generations (static ads, image AI-model outputs): quick, so never behind a render. */

@@ -16,11 +16,10 @@
 // listed in ASSET_USERS.
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { Db } from '../../db/client.ts';
+import type { Db, Tx } from '../../db/client.ts';
 import { holdsId } from '../../db/ids.ts';
 import { brandKits, customAvatars, customVoices, facelessVideos, generations, slideshows } from '../../db/schema/index.ts';
 import { ApiError, notFound } from '../../errors.ts';
-import type { Tx } from '../billing/credits.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -32,7 +32,8 @@ import type { AppContext } from '../../context.ts';
 import { organizations } from '../../db/schema/index.ts';
 import { ApiError } from '../../errors.ts';
 import { creditsCharged } from '../../metrics.ts';
-import { applyCreditChange, type Tx } from './credits.ts';
+import type { Tx } from '../../db/client.ts';
+import { applyCreditChange } from './credits.ts';
 import { claimIdempotent, completedResponse, fingerprint, recordIdempotent, type IdemKey } from './idempotency.ts';
 
 /** What `prepare` returns at least: the server-side price. */

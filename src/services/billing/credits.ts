@@ -1,11 +1,10 @@
 // The credit ledger. A balance changes only here, in the same transaction as its ledger row,
 // so organizations.credits always equals the sum of the org's ledger deltas.
 import { eq, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
+import type { Db, Tx } from '../../db/client.ts';
 import { creditLedger, organizations } from '../../db/schema/index.ts';
 import { creditsRefunded } from '../../metrics.ts';
 
-export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 type Executor = Db | Tx;
 
 export interface CreditChange {

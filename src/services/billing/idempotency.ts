@@ -10,10 +10,9 @@
 // the key can simply be used again.
 import { createHash } from 'node:crypto';
 import { and, eq, gt, lt, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
+import type { Db, Tx } from '../../db/client.ts';
 import { idempotencyKeys } from '../../db/schema/index.ts';
 import { ApiError } from '../../errors.ts';
-import type { Tx } from './credits.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 

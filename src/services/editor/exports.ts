@@ -10,7 +10,7 @@ import { editorExports, editorVideos, media } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { RenderQuality } from '../../media/timeline.ts';
-import type { Tx } from '../billing/credits.ts';
+import type { Tx } from '../../db/client.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
 import { timelineDuration, type Timeline } from './model.ts';
 import { notFoundVideo } from './projects.ts';

@@ -16,7 +16,7 @@ import { media } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { declaredMatches, inspect, MediaRejected, normalizeType, sniff, SNIFF_BYTES, type Inspected } from '../../media/inspect.ts';
 import { pixelLimitContext } from '../../media/limits.ts';
-import type { Tx } from '../billing/credits.ts';
+import type { Tx } from '../../db/client.ts';
 import { processTempFolder } from '../../media/work-folder.ts';
 
 export type EditorMediaView = components['schemas']['EditorMedia'];

@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.ts';
 import { rowId } from '../../db/ids.ts';
 import { editorEdits, editorVideos, videos } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
-import type { Tx } from '../billing/credits.ts';
+import type { Tx } from '../../db/client.ts';
 import { facelessStatus } from '../faceless/faceless.ts';
 import { decodeCursor, discardStored, encodeCursor, findMedia, ingest, insertMedia, mediaView, receiveBuffer, type MediaInsert } from './media.ts';
 import { emptyTimeline, FRAME_SIZES, sortedItems, timelineDuration, type Item, type Timeline, type Track } from './model.ts';

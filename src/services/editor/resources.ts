@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
-import type { Db } from '../../db/client.ts';
+import type { Db, Tx } from '../../db/client.ts';
 import { customVoices, media, mediaTranscripts } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
@@ -17,7 +17,6 @@ import { synthesizeSpeech, SpeechFailed, type SpokenWord } from '../../media/tts
 import { FetchRefused } from '../../net/guarded-fetch.ts';
 import { createTranscriptionProvider, TranscriptionFailed, type TranscriptionProvider } from '../../providers/transcription.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
-import type { Tx } from '../billing/credits.ts';
 import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert, type MediaRow } from './media.ts';
 
 export interface MediaInfo {

@@ -16,7 +16,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import type { Priced } from '../billing/charged-command.ts';
-import type { Tx } from '../billing/credits.ts';
+import type { Tx } from '../../db/client.ts';
 import { supportedWriterLanguage } from '../../providers/writer/index.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
 import { useAsset } from '../assets/asset-use.ts';

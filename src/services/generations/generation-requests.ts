@@ -9,7 +9,7 @@ import { media, referenceInspirations } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import type { Priced } from '../billing/charged-command.ts';
-import type { Tx } from '../billing/credits.ts';
+import type { Tx } from '../../db/client.ts';
 import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from '../catalog/catalog-data.ts';
 import type { ProviderConfig } from '../../config.ts';
 import { hostedProviderOf } from '../../providers/index.ts';

@@ -9,7 +9,8 @@ import { generations, media } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
 import { generationQueue } from '../../jobs/queue.ts';
 import { keyedRequest, runChargedCommand, type ChargedOutcome } from '../billing/charged-command.ts';
-import { applyCreditChange, type Tx } from '../billing/credits.ts';
+import type { Tx } from '../../db/client.ts';
+import { applyCreditChange } from '../billing/credits.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
 import { resolveGeneration, type CreateGenerationBody, type GenerationSpec, type ResolvedGeneration } from './generation-requests.ts';
 

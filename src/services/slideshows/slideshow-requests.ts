@@ -11,7 +11,7 @@ import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import { supportedWriterLanguage } from '../../providers/writer/index.ts';
 import { PACKS } from '../../providers/writer/languages.ts';
 import type { Priced } from '../billing/charged-command.ts';
-import type { Tx } from '../billing/credits.ts';
+import type { Tx } from '../../db/client.ts';
 import { findPublicAvatar, slideshowCredits } from '../catalog/catalog-data.ts';
 import { FRAME_SIZES } from '../editor/model.ts';
 import { useAsset } from '../assets/asset-use.ts';

@@ -10,7 +10,7 @@ import type { AppContext } from '../../context.ts';
 import { editorExports, generations, media, slideshows, slideshowSlides, socialAccounts, socialPublications, socialPublicationTargets } from '../../db/schema/index.ts';
 import { ApiError, badRequest, notFound } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
-import type { Tx } from '../billing/credits.ts';
+import type { Tx } from '../../db/client.ts';
 import { ingest, insertMedia, receiveBuffer, type MediaRow } from '../editor/media.ts';
 import { fetchMedia, urlFilename } from '../editor/resources.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';

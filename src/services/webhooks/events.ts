@@ -10,12 +10,11 @@
 import { and, eq, lt, notExists, sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import type { AppContext } from '../../context.ts';
-import type { Db } from '../../db/client.ts';
+import type { Db, Tx } from '../../db/client.ts';
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from '../../db/schema/index.ts';
 import { JobFailure, type FailureDetail } from '../../jobs/define-job.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
-import type { Tx } from '../billing/credits.ts';
 import type { WebhookEventType } from './endpoints.ts';
 
 export interface TerminalEvent {
