@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { loadConfig } from '../src/config.ts';
 import { FFMPEG_PATH } from '../src/media/ffmpeg.ts';
-import { planRender, type RenderMedia } from '../src/media/timeline.ts';
+import { planRender, type RenderMedia } from '../src/engines/render/ffmpeg.ts';
 import { startService } from '../src/server.ts';
 import { createApiKey } from '../src/services/workspaces/api-keys.ts';
 import { createOrganization } from '../src/services/workspaces/organizations.ts';

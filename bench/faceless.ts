@@ -16,7 +16,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '../src/config.ts';
 import { FFMPEG_PATH, probe } from '../src/media/ffmpeg.ts';
-import { planRender, type RenderMedia } from '../src/media/timeline.ts';
+import { planRender, type RenderMedia } from '../src/engines/render/ffmpeg.ts';
 import { startService } from '../src/server.ts';
 import { createApiKey } from '../src/services/workspaces/api-keys.ts';
 import { createOrganization } from '../src/services/workspaces/organizations.ts';

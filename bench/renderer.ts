@@ -11,9 +11,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { FFMPEG_PATH, probe } from '../src/media/ffmpeg.ts';
-import { LocalProvider } from '../src/providers/local.ts';
-import { prepareVideo } from '../src/providers/render/video.ts';
-import { resolveDimensions, type GenerationJob } from '../src/providers/types.ts';
+import { LocalProvider } from '../src/engines/local/ads.ts';
+import { prepareVideo } from '../src/engines/local/ad-video.ts';
+import { resolveDimensions, type GenerationJob } from '../src/engines/generation.ts';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, duration: { type: 'string', default: '10' } } });
 const rounds = Number(values.rounds);

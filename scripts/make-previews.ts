@@ -18,7 +18,7 @@ import {
   type AspectRatio,
   type PreviewRef,
 } from '../src/services/catalog/catalog-data.ts';
-import { hash32, rng } from '../src/providers/render/layout.ts';
+import { hash32, rng } from '../src/engines/local/layout.ts';
 
 // ---------------------------------------------------------------------------------------
 // Deterministic helpers

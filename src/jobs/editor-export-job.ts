@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.ts';
 import { FfmpegError, probe } from '../media/ffmpeg.ts';
-import { renderTimeline } from '../media/timeline.ts';
+import { renderTimeline } from '../engines/render/ffmpeg.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { completeExport, exportProgress, failExport, isCanceled, startExport, type ExportSnapshot } from '../services/editor/exports.ts';
 import { copyTimelineMedia } from '../services/editor/render-inputs.ts';

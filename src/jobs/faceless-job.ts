@@ -14,12 +14,12 @@ import { media, mediaTranscripts } from '../db/schema/index.ts';
 import { FfmpegError, inputArgs, probe, runFfmpeg } from '../media/ffmpeg.ts';
 import { renderMusicBed } from '../media/music-bed.ts';
 import { sniff } from '../media/inspect.ts';
-import { renderTimeline, type RenderMedia } from '../media/timeline.ts';
-import { SpeechFailed, synthesizeSpeech, type SpokenWord } from '../media/tts.ts';
+import { renderTimeline, type RenderMedia } from '../engines/render/ffmpeg.ts';
+import { SpeechFailed, synthesizeSpeech, type SpokenWord } from '../engines/speech/espeak.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
-import { renderScene } from '../providers/render/scene.ts';
-import { createWriter, WriterFailed, type Writer } from '../providers/writer/index.ts';
+import { renderScene } from '../engines/local/scene.ts';
+import { createWriter, WriterFailed, type Writer } from '../engines/write/index.ts';
 import type { CaptionEntry } from '../services/editor/model.ts';
 import {
   completeFaceless,

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL, type RawAvatar, type RawVoice } from '../services/catalog/catalog-data.ts';
 import { inputArgs, runFfmpeg } from './ffmpeg.ts';
-import { synthesizeSpeech } from './tts.ts';
+import { synthesizeSpeech } from '../engines/speech/espeak.ts';
 import { jobFolder } from './work-folder.ts';
 import type { Storage } from '../storage/index.ts';
 

@@ -14,7 +14,7 @@ import t from 'tap';
 import { brandKits, customAvatars, media, referenceInspirations, slideshows, webhookEndpoints } from '../../src/db/schema/index.ts';
 import { slideshowJob, SLIDE_SECONDS } from '../../src/jobs/slideshow-job.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
-import { slideGeometry } from '../../src/providers/render/slide.ts';
+import { slideGeometry } from '../../src/engines/local/slide.ts';
 import { ledgerSum } from '../../src/services/billing/credits.ts';
 import { slideshowCredits } from '../../src/services/catalog/catalog-data.ts';
 import { connect } from '../mcp/helpers.ts';

@@ -12,7 +12,7 @@ import sharp from 'sharp';
 import t from 'tap';
 import { facelessVideos } from '../../src/db/schema/index.ts';
 import { runFfmpeg } from '../../src/media/ffmpeg.ts';
-import { slideGeometry } from '../../src/providers/render/slide.ts';
+import { slideGeometry } from '../../src/engines/local/slide.ts';
 import { connect, startMcpApp } from '../mcp/helpers.ts';
 
 const app = await startMcpApp(t, { MEDIA_MAX_PIXELS: '4000000', RATE_LIMIT_GENERATIONS: '1000' });

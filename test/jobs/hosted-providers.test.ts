@@ -1,6 +1,6 @@
 // AI model variants made by hosted providers, end to end through the worker, against local fakes
 // of Replicate (predictions), fal (queue) and OpenAI (Images) that enforce each API's request
-// shape (test/providers/fakes/). One app for all three: queued → completed with the provider's
+// shape (test/engines/fakes/). One app for all three: queued → completed with the provider's
 // output stored as ours (real dimensions and durations), 429 → waited out (Retry-After) and
 // completed, content policy → failed and refunded once, past the job deadline → the provider's
 // job canceled, and a worker that crashed after submitting resumes polling without a new submit.
@@ -12,14 +12,14 @@ import type { Test } from 'tap';
 import { loadConfig } from '../../src/config.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
 import { createGuardedFetcher } from '../../src/net/guarded-fetch.ts';
-import { createProvider, hostedProviderOf } from '../../src/providers/index.ts';
-import { ReplicateProvider } from '../../src/providers/replicate.ts';
-import type { GenerationJob, ProviderJobRef } from '../../src/providers/types.ts';
+import { createProvider, hostedProviderOf } from '../../src/engines/index.ts';
+import { ReplicateProvider } from '../../src/engines/hosted/replicate.ts';
+import type { GenerationJob, ProviderJobRef } from '../../src/engines/generation.ts';
 import { startTestApp } from '../helpers/app.ts';
-import { png, startFake } from '../providers/fakes/common.ts';
-import { startFalFake } from '../providers/fakes/fal.ts';
-import { startOpenAiFake } from '../providers/fakes/openai.ts';
-import { startReplicateFake } from '../providers/fakes/replicate.ts';
+import { png, startFake } from '../engines/fakes/common.ts';
+import { startFalFake } from '../engines/fakes/fal.ts';
+import { startOpenAiFake } from '../engines/fakes/openai.ts';
+import { startReplicateFake } from '../engines/fakes/replicate.ts';
 
 const replicate = await startReplicateFake('r8_test_token');
 const fal = await startFalFake('fal-key-id:fal-key-secret');

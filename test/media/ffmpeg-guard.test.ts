@@ -90,11 +90,11 @@ t.test('SIGKILL of the Node process synthesizing speech: the synthesizer is gone
   t.teardown(() => fs.rmSync(out, { force: true }));
   const { ms, names } = await killDuring(
     t,
-    `import { synthesizeSpeech } from ${JSON.stringify(path.resolve('src/media/tts.ts'))};\n` +
+    `import { synthesizeSpeech } from ${JSON.stringify(path.resolve('src/engines/speech/espeak.ts'))};\n` +
       `synthesizeSpeech(${JSON.stringify(text)}, ${JSON.stringify(out)}, { voice: 'en-us' }).catch(() => {});\n` +
       `setInterval(() => {}, 1000);\n`,
     process.execPath,
-    'tts-worker.ts',
+    'espeak-worker.ts',
   );
   t.ok(ms >= 0 && ms <= 1000, `the synthesizer and its guard (${names}) gone ${ms < 0 ? 'not within 5 s' : `${ms} ms`} after their parent was killed`);
 });

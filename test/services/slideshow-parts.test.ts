@@ -3,7 +3,7 @@
 // at full size with their inputs where the geometry says.
 import sharp from 'sharp';
 import t from 'tap';
-import { imagePalette, renderSlide, slideGeometry, slidePalette } from '../../src/providers/render/slide.ts';
+import { imagePalette, renderSlide, slideGeometry, slidePalette } from '../../src/engines/local/slide.ts';
 import { brandKitLook, titleFromPrompt } from '../../src/services/slideshows/slideshow-requests.ts';
 
 t.test('the title defaults to the prompt’s first sentence, cut near 60 characters', async (t) => {

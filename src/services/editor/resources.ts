@@ -13,9 +13,9 @@ import { customVoices, media, mediaTranscripts } from '../../db/schema/index.ts'
 import { ApiError, badRequest } from '../../errors.ts';
 import { inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
 import { ensureSoundEffect, SOUND_EFFECTS_BY_ID, soundEffectKey } from '../../media/sound-effects.ts';
-import { synthesizeSpeech, SpeechFailed, type SpokenWord } from '../../media/tts.ts';
+import { synthesizeSpeech, SpeechFailed, type SpokenWord } from '../../engines/speech/espeak.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
-import { createTranscriptionProvider, TranscriptionFailed, type TranscriptionProvider } from '../../providers/transcription.ts';
+import { createTranscriptionProvider, TranscriptionFailed, type TranscriptionProvider } from '../../engines/transcribe/openai-compatible.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
 import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert, type MediaRow } from './media.ts';
 

@@ -12,8 +12,8 @@ import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
 import { findAiModel, findPublicAvatar, findTemplate, type RawAiVariant, type RawQualityTier } from '../catalog/catalog-data.ts';
 import type { ProviderConfig } from '../../config.ts';
-import { hostedProviderOf } from '../../providers/index.ts';
-import { resolveDimensions } from '../../providers/types.ts';
+import { hostedProviderOf } from '../../engines/index.ts';
+import { resolveDimensions } from '../../engines/generation.ts';
 import { useAsset } from '../assets/asset-use.ts';
 import { brandColorRoles, brandColors, brandFonts, brandLogoUrl } from '../assets/brand-colors.ts';
 

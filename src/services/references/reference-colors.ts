@@ -6,7 +6,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import { media } from '../../db/schema/index.ts';
 import { extractFrame } from '../../media/ffmpeg.ts';
-import { imagePalette } from '../../providers/render/slide.ts';
+import { imagePalette } from '../../engines/local/slide.ts';
 
 /** `workDir`: the job's folder (a video is copied into it to read a frame). */
 export async function referenceColors(ctx: AppContext, orgId: string, mediaIds: string[], workDir: string, signal?: AbortSignal): Promise<string[]> {

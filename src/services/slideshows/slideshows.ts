@@ -12,7 +12,7 @@ import type { AppContext } from '../../context.ts';
 import { editorVideos, media, slideshows, slideshowSlides, videos } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
-import type { SlideCopy } from '../../providers/writer/types.ts';
+import type { SlideCopy } from '../../engines/write/types.ts';
 import { keyedRequest, runChargedCommand } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
 import { applyCreditChange } from '../billing/credits.ts';

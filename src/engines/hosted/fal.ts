@@ -11,7 +11,7 @@
 // type "content_policy_violation" (or an output flagged has_nsfw_concepts) is a content-policy
 // refusal. Output URLs (fal.media) are fetched through the guarded client.
 import { HostedApi, downloadOutput, inputsFor, progressOf, storeOutput, type ErrorReading, type HostedOptions } from './hosted.ts';
-import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderJobRef, type ProviderResult } from './types.ts';
+import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderJobRef, type ProviderResult } from '../generation.ts';
 
 interface QueueStatus {
   request_id?: string;

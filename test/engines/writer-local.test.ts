@@ -1,9 +1,9 @@
 // The local copy writer: scripts sized to the requested length, slide copy of the exact count with
 // the product context's facts, the requested language's template phrases, determinism and bounds.
 import t from 'tap';
-import { createWriter, supportedWriterLanguage } from '../../src/providers/writer/index.ts';
-import { countWords, writeLocalScript, writeLocalSlides } from '../../src/providers/writer/local.ts';
-import { WriterFailed, type Script } from '../../src/providers/writer/types.ts';
+import { createWriter, supportedWriterLanguage } from '../../src/engines/write/index.ts';
+import { countWords, writeLocalScript, writeLocalSlides } from '../../src/engines/write/local.ts';
+import { WriterFailed, type Script } from '../../src/engines/write/types.ts';
 
 const words = (s: Script) => countWords([s.hook, ...s.beats, s.callToAction].join(' '));
 const BRIEFS = [

@@ -7,7 +7,7 @@
 // kit's families when it names some. Same job in, same pixels out.
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
-import { ProviderError, type GenerationJob, type ImageFormat } from '../types.ts';
+import { ProviderError, type GenerationJob, type ImageFormat } from '../generation.ts';
 import { fontFace, type FontFace } from './font.ts';
 import {
   badgeFrom,

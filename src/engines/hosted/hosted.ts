@@ -21,11 +21,11 @@ import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
-import type { MediaFile } from '../media/ffmpeg.ts';
-import { inspect, MediaRejected, sniff } from '../media/inspect.ts';
-import { DEFAULT_PIXEL_LIMITS, type PixelLimits } from '../media/limits.ts';
-import { FetchRefused, type GuardedFetcher } from '../net/guarded-fetch.ts';
-import { CONTENT_TYPES, ProviderError, type GenerationJob, type ImageFormat, type ProviderModel, type ProviderResult } from './types.ts';
+import type { MediaFile } from '../../media/ffmpeg.ts';
+import { inspect, MediaRejected, sniff } from '../../media/inspect.ts';
+import { DEFAULT_PIXEL_LIMITS, type PixelLimits } from '../../media/limits.ts';
+import { FetchRefused, type GuardedFetcher } from '../../net/guarded-fetch.ts';
+import { CONTENT_TYPES, ProviderError, type GenerationJob, type ImageFormat, type ProviderModel, type ProviderResult } from '../generation.ts';
 
 export interface HostedOptions {
   /** REPLICATE_API_BASE, FAL_QUEUE_BASE or OPENAI_API_BASE (no trailing slash). */

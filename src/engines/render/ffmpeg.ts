@@ -8,7 +8,7 @@
 //          perspective warps — ffmpeg 4.1 has no time-varying scale), made translucent by its
 //          opacity, shifted to its start and overlaid in drawing order (layer, track order,
 //          start); runs of text/captions items in that order are burned in by an `ass` filter
-//          (see ass.ts) with the shipped DejaVu fonts as fontsdir.
+//          (see src/media/ass.ts) with the shipped DejaVu fonts as fontsdir.
 //   audio  every audible item trimmed, tempo-changed (atempo chain), set to 48 kHz stereo,
 //          gained (volume dB), faded, delayed to its start and padded to the project length;
 //          amix of all (plus a silent bed, so there is always an audio track), with the level
@@ -18,10 +18,10 @@
 // arguments; renderTimeline() runs them. bench/editor-render.ts runs the same arguments bare.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { components } from '../../generated/openapi.d.ts';
-import { FONT_REGULAR } from '../providers/render/font.ts';
-import { buildAss, type AssItem } from './ass.ts';
-import { escapeFilterValue as esc, inputArgs, runFfmpeg } from './ffmpeg.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import { FONT_REGULAR } from '../local/font.ts';
+import { buildAss, type AssItem } from '../../media/ass.ts';
+import { escapeFilterValue as esc, inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
 
 type S = components['schemas'];
 type Item = S['EditorItem'];

@@ -1,17 +1,17 @@
 // The default provider: renders real media on this machine, no network.
-//   images (static ads, image AI-model outputs): sharp composition (render/image.ts) encoded as
+//   images (static ads, image AI-model outputs): sharp composition (./ad-image.ts) encoded as
 //     PNG, JPEG or WebP at exactly width × height;
 //   videos (video ads, UGC ads, video AI-model outputs): the composed still (or an overlay over
-//     the source/motion video) animated and encoded by ONE ffmpeg run (render/video.ts) into an
+//     the source/motion video) animated and encoded by ONE ffmpeg run (./ad-video.ts) into an
 //     H.264/AAC MP4 of exactly width × height and the requested duration.
 // Output: `${workDir}/${generationId}.{png,jpg,webp,mp4}`; scratch files live in a per-job
 // folder inside workDir that is removed before generate() settles.
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { FfmpegError, probe, runFfmpeg } from '../media/ffmpeg.ts';
-import { renderAdImage } from './render/image.ts';
-import { DEFAULT_VIDEO_SETTINGS, prepareVideo, type VideoSettings } from './render/video.ts';
-import { CONTENT_TYPES, ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderResult } from './types.ts';
+import { FfmpegError, probe, runFfmpeg } from '../../media/ffmpeg.ts';
+import { renderAdImage } from './ad-image.ts';
+import { DEFAULT_VIDEO_SETTINGS, prepareVideo, type VideoSettings } from './ad-video.ts';
+import { CONTENT_TYPES, ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderResult } from '../generation.ts';
 
 const EXT = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
 

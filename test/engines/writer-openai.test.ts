@@ -4,9 +4,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { createWriter } from '../../src/providers/writer/index.ts';
-import { retryAfterSeconds } from '../../src/providers/writer/openai-compatible.ts';
-import { WriterFailed, type Writer } from '../../src/providers/writer/types.ts';
+import { createWriter } from '../../src/engines/write/index.ts';
+import { retryAfterSeconds } from '../../src/engines/write/openai-compatible.ts';
+import { WriterFailed, type Writer } from '../../src/engines/write/types.ts';
 
 const KEY = 'sk-test-writer';
 const MODEL = 'gpt-4o-mini';

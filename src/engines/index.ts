@@ -7,18 +7,18 @@
 import type { ProviderConfig } from '../config.ts';
 import type { PixelLimits } from '../media/limits.ts';
 import type { GuardedFetcher } from '../net/guarded-fetch.ts';
-import { FalProvider } from './fal.ts';
-import type { HostedOptions } from './hosted.ts';
-import { LocalProvider } from './local.ts';
-import { OpenAiImagesProvider } from './openai-images.ts';
-import { ReplicateProvider } from './replicate.ts';
-import type { GenerateOptions, GenerationJob, Provider, ProviderJobRef, ProviderModel, ProviderResult } from './types.ts';
+import { FalProvider } from './hosted/fal.ts';
+import type { HostedOptions } from './hosted/hosted.ts';
+import { LocalProvider } from './local/ads.ts';
+import { OpenAiImagesProvider } from './hosted/openai-images.ts';
+import { ReplicateProvider } from './hosted/replicate.ts';
+import type { GenerateOptions, GenerationJob, Provider, ProviderJobRef, ProviderModel, ProviderResult } from './generation.ts';
 
-export { LocalProvider } from './local.ts';
-export { ReplicateProvider } from './replicate.ts';
-export { FalProvider } from './fal.ts';
-export { OpenAiImagesProvider } from './openai-images.ts';
-export * from './types.ts';
+export { LocalProvider } from './local/ads.ts';
+export { ReplicateProvider } from './hosted/replicate.ts';
+export { FalProvider } from './hosted/fal.ts';
+export { OpenAiImagesProvider } from './hosted/openai-images.ts';
+export * from './generation.ts';
 
 /**
  * The hosted provider that makes a variant whose catalog entry names `model`, under this

@@ -10,7 +10,7 @@
 // failed prediction flagged by the model's safety checker ("NSFW", "flagged as sensitive",
 // E005) is a content-policy refusal.
 import { HostedApi, downloadOutput, inputsFor, progressOf, storeOutput, type ErrorReading, type HostedOptions } from './hosted.ts';
-import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderJobRef, type ProviderResult } from './types.ts';
+import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderJobRef, type ProviderResult } from '../generation.ts';
 
 interface Prediction {
   id?: string;

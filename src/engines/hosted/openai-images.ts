@@ -12,8 +12,8 @@
 // dall-e-3: 1024x1024, 1792x1024, 1024x1792); the stored output keeps the model's real size.
 // No seed (the API has none) and nothing to resume: a retried attempt asks again.
 import { HostedApi, downloadOutput, hostedRequest, progressOf, storeOutput, type ErrorReading, type HostedOptions } from './hosted.ts';
-import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderResult } from './types.ts';
-import { sniff } from '../media/inspect.ts';
+import { ProviderError, type GenerateOptions, type GenerationJob, type Provider, type ProviderResult } from '../generation.ts';
+import { sniff } from '../../media/inspect.ts';
 
 interface ImagesResponse {
   data?: Array<{ b64_json?: string; url?: string }>;

@@ -12,9 +12,15 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import sharp, { type OverlayOptions } from 'sharp';
-import type { AiStyle, FluxStyle, ImageStyle } from '../../services/faceless/requests.ts';
+import type { components } from '../../../generated/openapi.d.ts';
 import { FONT_BOLD } from './font.ts';
 import { rng } from './layout.ts';
+
+// The request's style names (POST /faceless-videos image_style, selected_ai_styles, selected_flux_dev_styles).
+type S = components['schemas'];
+type ImageStyle = S['FacelessImageStyle'];
+type AiStyle = S['FacelessAiStyle'];
+type FluxStyle = S['FacelessFluxDevStyle'];
 
 const require = createRequire(import.meta.url);
 const FONT_DIR = path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');

@@ -9,8 +9,8 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { escapeFilterValue as esc, inputArgs, probe, type MediaFile } from '../../media/ffmpeg.ts';
-import { ProviderError, type GenerationJob } from '../types.ts';
-import { composeAd, encodeRaw, facesFor } from './image.ts';
+import { ProviderError, type GenerationJob } from '../generation.ts';
+import { composeAd, encodeRaw, facesFor } from './ad-image.ts';
 import { hash32, LEADING_INSTRUCTION, rng, type AdLayout } from './layout.ts';
 
 export interface VideoSettings {

@@ -8,10 +8,10 @@ import path from 'node:path';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { escapeFilterValue, extractFrame, FfmpegError, FFMPEG_PATH, FFPROBE_PATH, probe, runFfmpeg } from '../../src/media/ffmpeg.ts';
-import { LocalProvider } from '../../src/providers/local.ts';
-import { FONT_BOLD as FONT_FILE } from '../../src/providers/render/font.ts';
-import { computeLayout, headlineFrom, paletteFor } from '../../src/providers/render/layout.ts';
-import { ProviderError, resolveDimensions, type GenerationJob, type ImageFormat } from '../../src/providers/types.ts';
+import { LocalProvider } from '../../src/engines/local/ads.ts';
+import { FONT_BOLD as FONT_FILE } from '../../src/engines/local/font.ts';
+import { computeLayout, headlineFrom, paletteFor } from '../../src/engines/local/layout.ts';
+import { ProviderError, resolveDimensions, type GenerationJob, type ImageFormat } from '../../src/engines/generation.ts';
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'providers-local-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));

@@ -5,7 +5,7 @@
 // TRANSCRIPTION_PROVIDER_URL / _API_KEY / TRANSCRIPTION_MODEL; without a URL there is no provider.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { TranscriptionConfig } from '../config.ts';
+import type { TranscriptionConfig } from '../../config.ts';
 
 export interface TranscribedWord {
   text: string;

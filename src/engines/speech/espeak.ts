@@ -1,8 +1,8 @@
 // Local text-to-speech with word timings: eSpeak NG (WebAssembly, from npm) run in a child
-// process (tts-worker.ts; see there for why it is a separate program). Word timings come from
+// process (espeak-worker.ts; see there for why it is a separate program). Word timings come from
 // the synthesizer's own word events, so captions of our voiceovers are exact.
 import { fileURLToPath } from 'node:url';
-import { killGuarded, spawnGuarded } from './child-guard.ts';
+import { killGuarded, spawnGuarded } from '../../media/child-guard.ts';
 
 export interface SpokenWord {
   text: string;
@@ -27,7 +27,7 @@ export interface SpeechOptions {
   timeoutMs?: number;
 }
 
-const WORKER = fileURLToPath(new URL('./tts-worker.ts', import.meta.url));
+const WORKER = fileURLToPath(new URL('./espeak-worker.ts', import.meta.url));
 
 export class SpeechFailed extends Error {
   override name = 'SpeechFailed';

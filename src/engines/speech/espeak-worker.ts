@@ -1,4 +1,4 @@
-// Child process of the local text-to-speech (src/media/tts.ts). It is the only code that loads
+// Child process of the local text-to-speech (./espeak.ts). It is the only code that loads
 // @echogarden/espeak-ng-emscripten (eSpeak NG compiled to WebAssembly, GPL-3.0): the service
 // talks to it at arm's length, as a separate program, over stdin (a JSON request) and stdout (a
 // JSON reply); the audio goes to a WAV file whose path the request names.

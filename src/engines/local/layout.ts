@@ -4,7 +4,7 @@
 // A template preset picks an arrangement (by its place among the template's presets) and a tone
 // (by the words of its id); a logo takes the end of the brand band; an avatar takes the UGC
 // picture or a presenter disc in the product frame.
-import type { GenerationJob } from '../types.ts';
+import type { GenerationJob } from '../generation.ts';
 
 export interface Rect {
   x: number;
