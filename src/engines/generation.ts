@@ -1,8 +1,10 @@
-// The media producers behind one interface. A worker resolves a queued generation into a
-// GenerationJob (dimensions resolved, reference media already fetched or read from storage),
-// picks the provider (the local renderer, or the hosted model the catalog names for an AI model variant when its key is configured) and calls generate(); the
-// provider writes one file into opts.workDir and describes it in a ProviderResult. Moving the
-// file into storage is the caller's business.
+// The request the engines of a generation take (the image, video and lipsync capabilities:
+// ./image/types.ts, ./video/types.ts, ./lipsync/types.ts). A worker resolves a queued generation
+// into a GenerationJob (dimensions resolved, reference media already fetched or read from
+// storage), gets its engine from the registry (./index.ts: the local renderer, or the hosted model
+// the catalog names for an AI model variant when its key is configured) and calls generate(); the
+// engine writes one file into opts.workDir and describes it in a ProviderResult. Moving the file
+// into storage is the caller's business.
 import type { components as CatalogSchema } from '../../generated/catalog-data.d.ts';
 import type { MediaFile } from '../media/ffmpeg.ts';
 
@@ -92,6 +94,7 @@ export interface GenerateOptions {
   onSubmitted?: (ref: ProviderJobRef | null) => Promise<void>;
 }
 
+/** An engine of a generation (image, video or lipsync). */
 export interface Provider {
   name: string;
   generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult>;

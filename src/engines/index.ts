@@ -1,75 +1,160 @@
-// Entry point of the providers: the interface, the dimension helper, and the provider a job is
-// made by. The local renderer makes everything unless the catalog names a hosted model for an
-// AI model variant (spec/catalog.yaml `provider`) AND that provider's key is configured
-// (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY; see ProviderConfig in src/config.ts and the
-// README): then its adapter (./replicate.ts, ./fal.ts, ./openai-images.ts) makes it. Without a
-// key the variant renders locally, so a deployment with no configuration works end to end.
-import type { ProviderConfig } from '../config.ts';
-import type { PixelLimits } from '../media/limits.ts';
+// The engine registry: which engine makes each capability, decided from configuration and, for a
+// generation, the hosted model its catalog variant names (spec/catalog.yaml `provider`). Stages
+// ask `engineFor(capability, { config, fetcher, model })` and never import an engine.
+//
+//   capability  what is made                                  engines, in the order they are tried
+//   write       a faceless script, a slideshow's copy         openai-compatible (SCRIPT_PROVIDER_URL), local
+//   image       a generation's picture                        replicate, fal, openai (named + keyed), local
+//   video       a generation's video                          replicate, fal (named + keyed), local
+//   lipsync     a lip-sync variant's video                    replicate, fal (named + keyed), local stand-in
+//   scene       a faceless video's scene still                local
+//   slide       a slideshow's slide                           local
+//   speech      narration with word timings                   espeak-ng
+//   transcribe  words and timings of recorded speech          openai-compatible (TRANSCRIPTION_PROVIDER_URL)
+//   render      an editor timeline to MP4                     ffmpeg
+//
+// The first engine whose condition holds is used. A hosted engine makes a generation when its
+// catalog variant names that provider (hostedProviderOf) and the provider's key is configured
+// (REPLICATE_API_TOKEN, FAL_KEY, OPENAI_API_KEY; ProviderConfig in src/config.ts and the README),
+// and the process has a fetcher for its outputs. Every capability but transcribe ends with an
+// engine that always can, so a deployment with no configuration works end to end; transcribe has
+// no local engine, and without TRANSCRIPTION_PROVIDER_URL engineFor answers undefined. No stock
+// media engine exists yet, so there is no stock capability.
+// Engines are made once per configuration (and fetcher) and shared by every job of the process.
+// A new engine: its file under src/engines/, an entry in REGISTRY below, the configuration it reads.
+import type { Config, ProviderConfig } from '../config.ts';
 import type { GuardedFetcher } from '../net/guarded-fetch.ts';
+import type { Provider, ProviderJobRef, ProviderModel } from './generation.ts';
 import { FalProvider } from './hosted/fal.ts';
 import type { HostedOptions } from './hosted/hosted.ts';
-import { LocalProvider } from './local/ads.ts';
 import { OpenAiImagesProvider } from './hosted/openai-images.ts';
 import { ReplicateProvider } from './hosted/replicate.ts';
-import type { GenerateOptions, GenerationJob, Provider, ProviderJobRef, ProviderModel, ProviderResult } from './generation.ts';
+import type { ImageEngine, SceneEngine, SlideEngine } from './image/types.ts';
+import type { LipsyncEngine } from './lipsync/types.ts';
+import { LocalProvider } from './local/ads.ts';
+import { localScenes } from './local/scene.ts';
+import { localSlides } from './local/slide.ts';
+import { ffmpegRenderer } from './render/ffmpeg.ts';
+import type { RenderEngine } from './render/types.ts';
+import { espeakNg } from './speech/espeak.ts';
+import type { SpeechEngine } from './speech/types.ts';
+import { createTranscriptionProvider } from './transcribe/openai-compatible.ts';
+import type { TranscribeEngine } from './transcribe/types.ts';
+import type { VideoEngine } from './video/types.ts';
+import { createLocalWriter } from './write/local.ts';
+import { createOpenAICompatibleWriter } from './write/openai-compatible.ts';
+import type { Writer } from './write/types.ts';
 
-export { LocalProvider } from './local/ads.ts';
-export { ReplicateProvider } from './hosted/replicate.ts';
-export { FalProvider } from './hosted/fal.ts';
-export { OpenAiImagesProvider } from './hosted/openai-images.ts';
-export * from './generation.ts';
+/** The interface of each capability (its types.ts). */
+export interface Capabilities {
+  write: Writer;
+  image: ImageEngine;
+  video: VideoEngine;
+  lipsync: LipsyncEngine;
+  scene: SceneEngine;
+  slide: SlideEngine;
+  speech: SpeechEngine;
+  /** None without TRANSCRIPTION_PROVIDER_URL: there is no local speech-to-text. */
+  transcribe: TranscribeEngine | undefined;
+  render: RenderEngine;
+}
+export type Capability = keyof Capabilities;
+/** The capabilities a generation asks for (generationCapability). */
+export type GenerationCapability = 'image' | 'video' | 'lipsync';
+
+/** What engines are made from: the configuration and, for hosted outputs, the guarded fetcher (an AppContext fits). */
+export interface EngineSetup {
+  config: Pick<Config, 'provider' | 'writer' | 'transcription' | 'mediaMaxPixels' | 'mediaMaxDimension'>;
+  /** Downloads hosted outputs; without one, generations are made locally. */
+  fetcher?: GuardedFetcher;
+}
+
+/** One engine of a capability: when it makes the request (always, when absent) and how it is made. */
+interface Entry<E> {
+  when?: (setup: EngineSetup, model: ProviderModel | undefined) => boolean;
+  make: (setup: EngineSetup) => E;
+}
 
 /**
  * The hosted provider that makes a variant whose catalog entry names `model`, under this
  * configuration: its provider when that provider's key is set, else none (the local renderer).
- * The one rule both the worker (ProviderRouter) and request validation (POST /generations, which
+ * The one rule both the worker (engineFor) and request validation (POST /generations, which
  * refuses inputs a hosted model cannot use before charging) apply.
  */
 export function hostedProviderOf(cfg: ProviderConfig, model: ProviderModel | undefined): ProviderModel['name'] | undefined {
   return model && cfg[model.name]?.key ? model.name : undefined;
 }
 
-/** Picks, per job, the hosted adapter its catalog entry names (when keyed) or the local renderer. */
-export class ProviderRouter implements Provider {
-  readonly name = 'router';
-  readonly local: Provider = new LocalProvider();
-  readonly hosted: Partial<Record<'replicate' | 'fal' | 'openai', Provider>> = {};
-  private readonly cfg: ProviderConfig;
-
-  constructor(cfg: ProviderConfig, fetcher: GuardedFetcher | undefined, limits?: PixelLimits) {
-    this.cfg = cfg;
-    if (!fetcher) return; // no way to fetch outputs: local only
-    const opts = (e: ProviderConfig['replicate']): HostedOptions => ({
-      baseUrl: e.baseUrl,
-      key: e.key!,
-      fetcher,
-      pollMs: cfg.pollMs,
-      requestTimeoutMs: cfg.requestTimeoutMs,
-      jobTimeoutMs: cfg.jobTimeoutMs,
-      pixelLimits: limits,
-    });
-    if (cfg.replicate.key) this.hosted.replicate = new ReplicateProvider(opts(cfg.replicate));
-    if (cfg.fal.key) this.hosted.fal = new FalProvider(opts(cfg.fal));
-    if (cfg.openai.key) this.hosted.openai = new OpenAiImagesProvider(opts(cfg.openai));
-  }
-
-  /** The provider that makes this job. */
-  for(job: GenerationJob): Provider {
-    const name = hostedProviderOf(this.cfg, job.providerModel);
-    return (name && this.hosted[name]) || this.local;
-  }
-
-  generate(job: GenerationJob, opts: GenerateOptions): Promise<ProviderResult> {
-    return this.for(job).generate(job, opts);
-  }
-
-  async cancel(ref: ProviderJobRef): Promise<void> {
-    await this.hosted[ref.provider]?.cancel?.(ref);
-  }
+function hosted(name: ProviderModel['name'], make: (o: HostedOptions) => Provider): Entry<Provider> {
+  return {
+    when: (s, model) => Boolean(s.fetcher) && hostedProviderOf(s.config.provider, model) === name,
+    make: ({ config, fetcher }) =>
+      make({
+        baseUrl: config.provider[name].baseUrl,
+        key: config.provider[name].key!,
+        fetcher: fetcher!,
+        pollMs: config.provider.pollMs,
+        requestTimeoutMs: config.provider.requestTimeoutMs,
+        jobTimeoutMs: config.provider.jobTimeoutMs,
+        pixelLimits: { maxPixels: config.mediaMaxPixels, maxDimension: config.mediaMaxDimension },
+      }),
+  };
 }
 
-/** The providers of a process (see ProviderRouter); `fetcher` downloads hosted outputs. */
-export function createProvider(cfg: ProviderConfig, limits?: PixelLimits, fetcher?: GuardedFetcher): ProviderRouter {
-  return new ProviderRouter(cfg, fetcher, limits);
+/** The hosted engines by the provider a catalog model names (one instance serves all its capabilities). */
+const HOSTED: Record<ProviderModel['name'], Entry<Provider>> = {
+  replicate: hosted('replicate', (o) => new ReplicateProvider(o)),
+  fal: hosted('fal', (o) => new FalProvider(o)),
+  openai: hosted('openai', (o) => new OpenAiImagesProvider(o)),
+};
+const localRenderer: Entry<Provider> = { make: () => new LocalProvider() };
+
+const REGISTRY: { [C in Capability]: readonly Entry<NonNullable<Capabilities[C]>>[] } = {
+  write: [
+    { when: (s) => Boolean(s.config.writer.url), make: (s) => createOpenAICompatibleWriter({ ...s.config.writer, url: s.config.writer.url! }) },
+    { make: () => createLocalWriter() },
+  ],
+  image: [HOSTED.replicate, HOSTED.fal, HOSTED.openai, localRenderer],
+  video: [HOSTED.replicate, HOSTED.fal, localRenderer],
+  lipsync: [HOSTED.replicate, HOSTED.fal, localRenderer],
+  scene: [{ make: () => localScenes }],
+  slide: [{ make: () => localSlides }],
+  speech: [{ make: () => espeakNg }],
+  transcribe: [{ when: (s) => Boolean(s.config.transcription.url), make: (s) => createTranscriptionProvider(s.config.transcription)! }],
+  render: [{ make: () => ffmpegRenderer }],
+};
+
+/** Engines made so far, by configuration, then fetcher (or NO_FETCHER), then registry entry. */
+const made = new WeakMap<object, WeakMap<object, Map<Entry<unknown>, unknown>>>();
+const NO_FETCHER = {};
+
+function instance<E>(setup: EngineSetup, entry: Entry<E>): E {
+  let byFetcher = made.get(setup.config);
+  if (!byFetcher) made.set(setup.config, (byFetcher = new WeakMap()));
+  let engines = byFetcher.get(setup.fetcher ?? NO_FETCHER);
+  if (!engines) byFetcher.set(setup.fetcher ?? NO_FETCHER, (engines = new Map()));
+  if (!engines.has(entry)) engines.set(entry, entry.make(setup));
+  return engines.get(entry) as E;
+}
+
+/** The engine that makes `capability` under this configuration, for a generation the catalog model its variant names. */
+export function engineFor<C extends Capability>(capability: C, setup: EngineSetup & { model?: ProviderModel }): Capabilities[C] {
+  const entries: readonly Entry<Capabilities[C]>[] = REGISTRY[capability];
+  const entry = entries.find((e) => !e.when || e.when(setup, setup.model));
+  return entry ? instance(setup, entry) : (undefined as Capabilities[C]);
+}
+
+/**
+ * The capability a generation asks for: its output, or lipsync for a video made from a video and
+ * an audio track alone (its AI model variant's catalog input_mode is [video, audio]).
+ */
+export function generationCapability(output: 'image' | 'video', inputMode?: readonly string[]): GenerationCapability {
+  if (output === 'image') return 'image';
+  return inputMode?.length === 2 && inputMode.includes('video') && inputMode.includes('audio') ? 'lipsync' : 'video';
+}
+
+/** Best effort: stops a hosted job at the provider that runs it, when that provider is configured here. */
+export async function cancelHostedJob(setup: EngineSetup, ref: ProviderJobRef): Promise<void> {
+  if (!setup.fetcher || !setup.config.provider[ref.provider].key) return;
+  await instance(setup, HOSTED[ref.provider]).cancel?.(ref);
 }

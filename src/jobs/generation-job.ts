@@ -16,10 +16,10 @@ import type { MediaFile } from '../media/ffmpeg.ts';
 import { inspect, MediaRejected, sniff } from '../media/inspect.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
-import { createProvider, type ProviderRouter } from '../engines/index.ts';
-import { ProviderError, type GenerationJob, type ProviderJobRef, type ProviderModel } from '../engines/generation.ts';
+import { cancelHostedJob, engineFor, generationCapability } from '../engines/index.ts';
+import { ProviderError, type GenerationJob, type ProviderJobRef } from '../engines/generation.ts';
 import { isNotFound } from '../storage/index.ts';
-import { findAiModel, findTemplate, PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
+import { findAiModel, findTemplate, PREVIEWS_DIR_URL, type RawAiVariant } from '../services/catalog/catalog-data.ts';
 import type { MediaInput } from '../services/generations/generation-requests.ts';
 import { referenceStyle } from '../services/references/analysis.ts';
 import { referenceColors } from '../services/references/reference-colors.ts';
@@ -172,19 +172,10 @@ function describeFailure(err: unknown): { detail: FailureDetail; retry: boolean 
   return { detail: { code: 'render_failed', message: `Rendering failed: ${message.slice(0, 500)}`, retryable: true, context: {} }, retry: true };
 }
 
-/** The providers of a process (one per app context), made on first use. */
-const providers = new WeakMap<AppContext, ProviderRouter>();
-function providerOf(ctx: AppContext): ProviderRouter {
-  let p = providers.get(ctx);
-  const { config } = ctx;
-  if (!p) providers.set(ctx, (p = createProvider(config.provider, { maxPixels: config.mediaMaxPixels, maxDimension: config.mediaMaxDimension }, ctx.fetcher)));
-  return p;
-}
-
-/** The hosted model the catalog names for an AI model variant (read when the job runs). */
-function providerModelOf(g: GenerationRow): ProviderModel | undefined {
+/** The catalog variant of an AI model generation (read when the job runs): the hosted model it names and its inputs. */
+function variantOf(g: GenerationRow): RawAiVariant | undefined {
   if (g.type !== 'ai_model' || !g.spec.modelSlug) return undefined;
-  return findAiModel(g.spec.modelSlug)?.variants.find((v) => v.id === g.spec.variantId)?.provider;
+  return findAiModel(g.spec.modelSlug)?.variants.find((v) => v.id === g.spec.variantId);
 }
 
 /** The hosted job an earlier attempt stored, when it has the expected shape. */
@@ -201,9 +192,11 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
   try {
     const inputs = await gatherInputs(ctx, g, workDir, signal);
     const spec = g.spec;
-    const router = providerOf(ctx);
+    const variant = variantOf(g);
+    const providerModel = variant?.provider;
+    const engine = engineFor(generationCapability(spec.output, variant?.input_mode), { config: ctx.config, fetcher: ctx.fetcher, model: providerModel });
     let hostedJob = storedProviderJob(g);
-    const result = await router.generate(
+    const result = await engine.generate(
       {
         generationId: g.id,
         type: g.type as GenerationJob['type'],
@@ -236,7 +229,7 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
         sourceVideo: inputs.sourceVideo,
         motionVideo: inputs.motionVideo,
         audio: inputs.audio,
-        providerModel: providerModelOf(g),
+        providerModel,
       },
       {
         workDir,
@@ -251,7 +244,7 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
     ).catch(async (err: unknown) => {
       // No attempt will follow (or none can use it): stop the hosted job rather than pay for it.
       // A stopping worker (aborted signal) leaves it for the next attempt to resume.
-      if (hostedJob && !signal.aborted && (job.lastAttempt || !describeFailure(err).retry)) await router.cancel(hostedJob).catch(() => {});
+      if (hostedJob && !signal.aborted && (job.lastAttempt || !describeFailure(err).retry)) await cancelHostedJob(ctx, hostedJob).catch(() => {});
       throw err;
     });
     const ext = EXT[result.contentType] ?? 'bin';

@@ -3,7 +3,8 @@
 // reference image are drawn; the same input gives the same pixels.
 import sharp from 'sharp';
 import t from 'tap';
-import { renderScene, type SceneInput } from '../../src/engines/local/scene.ts';
+import type { SceneInput } from '../../src/engines/image/types.ts';
+import { renderScene } from '../../src/engines/local/scene.ts';
 import spec from '../../generated/openapi.json' with { type: 'json' };
 
 const schemas = (spec as any).components.schemas;

@@ -12,7 +12,7 @@ import type { Test } from 'tap';
 import { loadConfig } from '../../src/config.ts';
 import { probe } from '../../src/media/ffmpeg.ts';
 import { createGuardedFetcher } from '../../src/net/guarded-fetch.ts';
-import { createProvider, hostedProviderOf } from '../../src/engines/index.ts';
+import { engineFor, hostedProviderOf } from '../../src/engines/index.ts';
 import { ReplicateProvider } from '../../src/engines/hosted/replicate.ts';
 import type { GenerationJob, ProviderJobRef } from '../../src/engines/generation.ts';
 import { startTestApp } from '../helpers/app.ts';
@@ -303,13 +303,12 @@ t.test('OpenAI: 429 waited out; moderation_blocked fails and refunds', async (t)
 
 t.test('routing: a keyed provider makes its variants; no key (or no provider block) renders locally', async (t) => {
   const fetcher = createGuardedFetcher();
-  const job = (providerModel?: GenerationJob['providerModel']) => ({ providerModel }) as GenerationJob;
-  const none = createProvider(loadConfig({}).provider, undefined, fetcher);
-  t.equal(none.for(job({ name: 'replicate', model: 'a/b' })).name, 'local', 'no configuration: local');
-  const some = createProvider(loadConfig({ FAL_KEY: 'k' }).provider, undefined, fetcher);
-  t.equal(some.for(job({ name: 'fal', model: 'fal-ai/veo3' })).name, 'fal');
-  t.equal(some.for(job({ name: 'openai', model: 'gpt-image-1' })).name, 'local', 'OpenAI has no key: local');
-  t.equal(some.for(job()).name, 'local', 'templates and unmapped variants: local');
+  const none = { config: loadConfig({}), fetcher };
+  t.equal(engineFor('image', { ...none, model: { name: 'replicate', model: 'a/b' } }).name, 'local', 'no configuration: local');
+  const some = { config: loadConfig({ FAL_KEY: 'k' }), fetcher };
+  t.equal(engineFor('video', { ...some, model: { name: 'fal', model: 'fal-ai/veo3' } }).name, 'fal');
+  t.equal(engineFor('image', { ...some, model: { name: 'openai', model: 'gpt-image-1' } }).name, 'local', 'OpenAI has no key: local');
+  t.equal(engineFor('image', some).name, 'local', 'templates and unmapped variants: local');
   // Request validation decides with the same rule (hostedProviderOf) as the worker.
   t.equal(hostedProviderOf(loadConfig({ FAL_KEY: 'k' }).provider, { name: 'fal', model: 'fal-ai/veo3' }), 'fal');
   t.equal(hostedProviderOf(loadConfig({ FAL_KEY: 'k' }).provider, { name: 'openai', model: 'gpt-image-1' }), undefined);

@@ -12,39 +12,14 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import sharp, { type OverlayOptions } from 'sharp';
-import type { components } from '../../../generated/openapi.d.ts';
+import type { AiStyle, FluxStyle, ImageStyle, SceneEngine, SceneInput } from '../image/types.ts';
 import { FONT_BOLD } from './font.ts';
 import { rng } from './layout.ts';
-
-// The request's style names (POST /faceless-videos image_style, selected_ai_styles, selected_flux_dev_styles).
-type S = components['schemas'];
-type ImageStyle = S['FacelessImageStyle'];
-type AiStyle = S['FacelessAiStyle'];
-type FluxStyle = S['FacelessFluxDevStyle'];
 
 const require = createRequire(import.meta.url);
 const FONT_DIR = path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
 const SERIF_BOLD = path.join(FONT_DIR, 'DejaVuSerif-Bold.ttf');
 const SANS_LIGHT = path.join(FONT_DIR, 'DejaVuSans-ExtraLight.ttf');
-
-export interface SceneInput {
-  width: number;
-  height: number;
-  /** 0-based index of the scene and how many there are. */
-  index: number;
-  count: number;
-  /** Seed of the layout (the video id and the scene's text). */
-  seed: string;
-  style: ImageStyle;
-  aiStyles: readonly AiStyle[];
-  fluxStyles: readonly FluxStyle[];
-  /** logo: PNG, JPEG or WebP bytes drawn at the top right. */
-  brand?: { name: string; colors: string[]; logo?: Buffer };
-  /** PNG, JPEG or WebP bytes of the reference image shown in this scene. */
-  reference?: Buffer;
-  /** Top of the caption band (fraction of the height): kept dark for legible captions. */
-  captionTop: number;
-}
 
 interface StyleDef {
   /** Gradient stops, top to bottom. */
@@ -309,3 +284,6 @@ export async function renderScene(s: SceneInput): Promise<Buffer> {
     .jpeg({ quality: 88, chromaSubsampling: '4:2:0' })
     .toBuffer();
 }
+
+/** The scene engine: the still drawn on this machine. */
+export const localScenes: SceneEngine = { name: 'local', renderScene };

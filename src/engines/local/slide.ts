@@ -14,33 +14,8 @@
 // Same inputs, same pixels.
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { DEFAULT_PIXEL_LIMITS } from '../../media/limits.ts';
+import { SlideInputError, type SlideEngine, type SlideInput, type SlidePalette } from '../image/types.ts';
 import { contrast, hexToRgb, paletteFor, rng, textOn } from './layout.ts';
-
-export type SlideLayout = 'card' | 'full-bleed';
-
-export interface SlidePalette {
-  background: string;
-  secondary: string;
-  accent: string;
-}
-
-export interface SlideInput {
-  width: number;
-  height: number;
-  /** 0-based position and the number of slides (progress dots). */
-  index: number;
-  count: number;
-  layout: SlideLayout;
-  palette: SlidePalette;
-  /** Encoded image bytes (PNG, JPEG, WebP or SVG for built-in portraits). */
-  product?: Buffer;
-  avatar?: Buffer;
-  logo?: Buffer;
-  /** Pixel cap of decoded inputs (MEDIA_MAX_PIXELS). */
-  maxInputPixels?: number;
-  /** Varies the decoration per slideshow. */
-  seed: string;
-}
 
 export interface Rect {
   x: number;
@@ -62,16 +37,6 @@ export interface SlideGeometry {
   avatar: { cx: number; cy: number; r: number };
   logo: Rect;
   dots: { y: number; r: number; gap: number };
-}
-
-/** An input the renderer could not use: which one and why (a job failure that is not retried). */
-export class SlideInputError extends Error {
-  readonly input: 'product' | 'avatar' | 'logo';
-  constructor(input: SlideInputError['input'], message: string) {
-    super(message);
-    this.name = 'SlideInputError';
-    this.input = input;
-  }
 }
 
 const r = Math.round;
@@ -251,3 +216,6 @@ export function overlayTextColours(bg: string): { color: string; stroke: string 
   const color = textOn(bg) === '#ffffff' ? '#FFFFFF' : '#111111';
   return { color, stroke: color === '#FFFFFF' ? '#000000' : '#FFFFFF' };
 }
+
+/** The slide engine: the slide drawn on this machine. */
+export const localSlides: SlideEngine = { name: 'local', renderSlide };

@@ -15,42 +15,20 @@
 //          restored (amix divides by the number of inputs and 4.1 has no normalize=0).
 //
 // planRender() writes the graph (and ASS files) into a work folder and returns the ffmpeg
-// arguments; renderTimeline() runs them. bench/editor-render.ts runs the same arguments bare.
+// arguments; renderTimeline() runs them; ffmpegRenderer is the render capability's engine
+// (./types.ts) the registry hands out. bench/editor-render.ts runs the same arguments bare.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { components } from '../../../generated/openapi.d.ts';
 import { FONT_REGULAR } from '../local/font.ts';
 import { buildAss, type AssItem } from '../../media/ass.ts';
 import { escapeFilterValue as esc, inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
+import type { RenderEngine, RenderOptions, RenderProject, RenderQuality } from './types.ts';
 
 type S = components['schemas'];
 type Item = S['EditorItem'];
 type Track = S['EditorTrack'];
 type Animation = S['Animation'];
-
-export interface RenderMedia {
-  /** A copy of the media in the render's work folder. */
-  path: string;
-  /** Its sniffed type (the media row's content type): the demuxer it is read with. */
-  type: string;
-  kind: 'image' | 'video' | 'audio' | 'voice';
-  width: number | null;
-  height: number | null;
-  durationSeconds: number | null;
-  hasAudio: boolean | null;
-}
-
-export interface RenderProject {
-  width: number;
-  height: number;
-  fps: number;
-  tracks: Track[];
-  items: Item[];
-  /** Local files of the media the items use, by media id. */
-  media: Map<string, RenderMedia>;
-}
-
-export type RenderQuality = 'draft' | 'standard' | 'high';
 
 const ENCODER: Record<RenderQuality, { preset: string; crf: number; audioBitrate: string }> = {
   draft: { preset: 'ultrafast', crf: 28, audioBitrate: '128k' },
@@ -457,15 +435,17 @@ export async function planRender(project: RenderProject, workDir: string, outPat
   return { args, durationSeconds: D, outPath, files };
 }
 
-export interface RenderOptions {
-  quality?: RenderQuality;
-  signal?: AbortSignal;
-  onProgress?: (fraction: number) => void;
-}
-
 /** Renders `project` into `outPath` (an .mp4), using `workDir` for intermediates. */
 export async function renderTimeline(project: RenderProject, workDir: string, outPath: string, opts: RenderOptions = {}): Promise<RenderPlan> {
   const plan = await planRender(project, workDir, outPath, opts.quality);
   await runFfmpeg(plan.args, { expectedDurationSeconds: plan.durationSeconds, onProgress: opts.onProgress, signal: opts.signal, cwd: workDir });
   return plan;
 }
+
+/** The render engine: the timeline rendered by one ffmpeg run. */
+export const ffmpegRenderer: RenderEngine = {
+  name: 'ffmpeg',
+  async render(project, workDir, outPath, opts) {
+    await renderTimeline(project, workDir, outPath, opts);
+  },
+};

@@ -3,35 +3,9 @@
 // the synthesizer's own word events, so captions of our voiceovers are exact.
 import { fileURLToPath } from 'node:url';
 import { killGuarded, spawnGuarded } from '../../media/child-guard.ts';
-
-export interface SpokenWord {
-  text: string;
-  startMs: number;
-  endMs: number;
-}
-
-export interface Speech {
-  /** The WAV file written (22.05 kHz mono PCM). */
-  file: string;
-  durationMs: number;
-  words: SpokenWord[];
-}
-
-export interface SpeechOptions {
-  /** eSpeak NG voice: language[+variant], e.g. en-us+f3. */
-  voice: string;
-  /** Speaking rate multiplier, 1 = 175 words per minute. */
-  speed?: number;
-  /** Pitch shift in semitones (about 4 eSpeak pitch units per semitone around 50). */
-  pitch?: number;
-  timeoutMs?: number;
-}
+import { SpeechFailed, type Speech, type SpeechEngine, type SpeechOptions, type SpokenWord } from './types.ts';
 
 const WORKER = fileURLToPath(new URL('./espeak-worker.ts', import.meta.url));
-
-export class SpeechFailed extends Error {
-  override name = 'SpeechFailed';
-}
 
 interface WorkerReply {
   ok: boolean;
@@ -100,3 +74,6 @@ export function wordTimings(text: string, events: WorkerReply['events'], duratio
     .map(({ text: t, startMs, endMs }) => ({ text: t, startMs: Math.max(0, startMs), endMs: Math.max(startMs + 1, Math.min(durationMs, endMs)) }))
     .filter((w) => /[\p{L}\p{N}]/u.test(w.text));
 }
+
+/** The speech engine: eSpeak NG, on this machine. */
+export const espeakNg: SpeechEngine = { name: 'espeak-ng', synthesize: synthesizeSpeech };

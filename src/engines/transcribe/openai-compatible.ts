@@ -1,40 +1,12 @@
-// Speech-to-text for the editor's generate_captions_from_items, behind one interface. The one
-// adapter speaks the OpenAI-compatible transcription API (POST {base}/audio/transcriptions,
+// The transcribe engine over the OpenAI-compatible transcription API (POST {base}/audio/transcriptions,
 // multipart: file, model, response_format=verbose_json, timestamp_granularities[]=word), which
 // OpenAI, Groq, whisper.cpp's server and faster-whisper servers all offer. Configured by
-// TRANSCRIPTION_PROVIDER_URL / _API_KEY / TRANSCRIPTION_MODEL; without a URL there is no provider.
+// TRANSCRIPTION_PROVIDER_URL / _API_KEY / TRANSCRIPTION_MODEL; without a URL the registry
+// (../index.ts) has no transcribe engine.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { TranscriptionConfig } from '../../config.ts';
-
-export interface TranscribedWord {
-  text: string;
-  startMs: number;
-  endMs: number;
-  confidence?: number;
-}
-
-export interface Transcript {
-  text: string;
-  language: string | null;
-  words: TranscribedWord[];
-}
-
-export interface TranscriptionProvider {
-  readonly name: string;
-  transcribe(file: string, opts: { contentType: string; language?: string; signal?: AbortSignal }): Promise<Transcript>;
-}
-
-export class TranscriptionFailed extends Error {
-  readonly retryable: boolean;
-  readonly status: number | undefined;
-  constructor(message: string, retryable: boolean, status?: number) {
-    super(message);
-    this.name = 'TranscriptionFailed';
-    this.retryable = retryable;
-    this.status = status;
-  }
-}
+import { TranscriptionFailed, type TranscribedWord, type TranscribeEngine } from './types.ts';
 
 interface VerboseJson {
   text?: string;
@@ -43,7 +15,7 @@ interface VerboseJson {
   segments?: { words?: VerboseJson['words'] }[];
 }
 
-export function createTranscriptionProvider(config: TranscriptionConfig): TranscriptionProvider | undefined {
+export function createTranscriptionProvider(config: TranscriptionConfig): TranscribeEngine | undefined {
   if (!config.url) return undefined;
   const endpoint = `${config.url}/audio/transcriptions`;
   return {

@@ -1,8 +1,9 @@
-// The copy writer: turns a brief into the words of a faceless video's narration or a slideshow's
-// slides. One interface, two implementations: a local writer that works offline (the default) and
-// an adapter for an OpenAI-compatible chat-completions API with structured output
-// (SCRIPT_PROVIDER_URL / SCRIPT_PROVIDER_API_KEY / SCRIPT_MODEL). Jobs call it through
-// `createWriter(config)` (./index.ts); both pipelines share it.
+// The write capability, the copy writer: turns a brief into the words of a faceless video's
+// narration or a slideshow's slides. One interface, two engines: a local writer that works offline
+// (./local.ts, the default) and an adapter for an OpenAI-compatible chat-completions API with
+// structured output (./openai-compatible.ts: SCRIPT_PROVIDER_URL / SCRIPT_PROVIDER_API_KEY /
+// SCRIPT_MODEL). Jobs get theirs from the registry (`engineFor('write', …)` in ../index.ts); both
+// pipelines share it.
 
 export interface ScriptRequest {
   /** The brief (POST /faceless-videos `prompt`). */

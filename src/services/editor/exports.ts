@@ -9,7 +9,7 @@ import { rowId } from '../../db/ids.ts';
 import { editorExports, editorVideos, media } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
-import type { RenderQuality } from '../../engines/render/ffmpeg.ts';
+import type { RenderQuality } from '../../engines/render/types.ts';
 import type { Tx } from '../../db/client.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
 import { timelineDuration, type Timeline } from './model.ts';

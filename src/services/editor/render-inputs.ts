@@ -5,7 +5,7 @@ import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import { media } from '../../db/schema/index.ts';
-import type { RenderMedia } from '../../engines/render/ffmpeg.ts';
+import type { RenderMedia } from '../../engines/render/types.ts';
 import type { Timeline } from './model.ts';
 
 /** Copies the workspace's media the timeline refers to into `workDir`; `lost` names those that no longer exist. */

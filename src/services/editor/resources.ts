@@ -13,9 +13,11 @@ import { customVoices, media, mediaTranscripts } from '../../db/schema/index.ts'
 import { ApiError, badRequest } from '../../errors.ts';
 import { inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
 import { ensureSoundEffect, SOUND_EFFECTS_BY_ID, soundEffectKey } from '../../media/sound-effects.ts';
-import { synthesizeSpeech, SpeechFailed, type SpokenWord } from '../../engines/speech/espeak.ts';
+import { synthesizeSpeech } from '../../engines/speech/espeak.ts';
+import { SpeechFailed, type SpokenWord } from '../../engines/speech/types.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
-import { createTranscriptionProvider, TranscriptionFailed, type TranscriptionProvider } from '../../engines/transcribe/openai-compatible.ts';
+import { createTranscriptionProvider } from '../../engines/transcribe/openai-compatible.ts';
+import { TranscriptionFailed, type TranscribeEngine } from '../../engines/transcribe/types.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
 import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert, type MediaRow } from './media.ts';
 
@@ -62,8 +64,8 @@ export const mediaInfo = (r: MediaRow | (MediaInsert & { id: string })): MediaIn
   filename: r.filename ?? null,
 });
 
-let provider: { config: unknown; provider: TranscriptionProvider | undefined } | undefined;
-function transcriptionProvider(ctx: AppContext): TranscriptionProvider | undefined {
+let provider: { config: unknown; provider: TranscribeEngine | undefined } | undefined;
+function transcriptionProvider(ctx: AppContext): TranscribeEngine | undefined {
   if (!provider || provider.config !== ctx.config.transcription) {
     provider = { config: ctx.config.transcription, provider: createTranscriptionProvider(ctx.config.transcription) };
   }

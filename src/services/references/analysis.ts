@@ -15,7 +15,8 @@ import type { MediaFile } from '../../media/ffmpeg.ts';
 import { inspect, MediaRejected, sniff } from '../../media/inspect.ts';
 import { processTempFolder } from '../../media/work-folder.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
-import { createTranscriptionProvider, TranscriptionFailed } from '../../engines/transcribe/openai-compatible.ts';
+import { createTranscriptionProvider } from '../../engines/transcribe/openai-compatible.ts';
+import { TranscriptionFailed } from '../../engines/transcribe/types.ts';
 import { findSlideshowTemplate, findTemplate, PREVIEWS_DIR_URL } from '../catalog/catalog-data.ts';
 
 export type { MediaAnalysis, ImageAnalysis, VideoAnalysis, Box, PaletteColor } from '../../media/analysis.ts';

@@ -1,0 +1,95 @@
+// The image capability: pictures, asked for in three shapes, each a registry entry of its own
+// (../index.ts), because no engine draws all three today:
+//   image  a generation's picture (static ad, image AI-model output): a GenerationJob in, one file
+//          out (../generation.ts). Engines: the local renderer (../local/ads.ts), and Replicate,
+//          fal and OpenAI Images (../hosted/) for an AI model variant whose catalog entry names
+//          one of them when that provider's key is configured;
+//   scene  a faceless video's scene still, JPEG at the video's size: the local scene renderer
+//          (../local/scene.ts);
+//   slide  a slideshow's slide, PNG at the frame's size and without text (the words are editor
+//          text items): the local slide renderer (../local/slide.ts).
+import type { components } from '../../../generated/openapi.d.ts';
+import type { Provider } from '../generation.ts';
+
+type S = components['schemas'];
+
+/** Makes a generation's picture (see Provider in ../generation.ts). */
+export type ImageEngine = Provider;
+
+// ---------------------------------------------------------------------------------------------
+// scene
+
+/** The request's style names (POST /faceless-videos image_style, selected_ai_styles, selected_flux_dev_styles). */
+export type ImageStyle = S['FacelessImageStyle'];
+export type AiStyle = S['FacelessAiStyle'];
+export type FluxStyle = S['FacelessFluxDevStyle'];
+
+export interface SceneInput {
+  width: number;
+  height: number;
+  /** 0-based index of the scene and how many there are. */
+  index: number;
+  count: number;
+  /** Seed of the layout (the video id and the scene's text). */
+  seed: string;
+  style: ImageStyle;
+  aiStyles: readonly AiStyle[];
+  fluxStyles: readonly FluxStyle[];
+  /** logo: PNG, JPEG or WebP bytes drawn at the top right. */
+  brand?: { name: string; colors: string[]; logo?: Buffer };
+  /** PNG, JPEG or WebP bytes of the reference image shown in this scene. */
+  reference?: Buffer;
+  /** Top of the caption band (fraction of the height): kept dark for legible captions. */
+  captionTop: number;
+}
+
+export interface SceneEngine {
+  readonly name: string;
+  /** The scene's still: JPEG bytes at width × height. */
+  renderScene(input: SceneInput): Promise<Buffer>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// slide
+
+export type SlideLayout = 'card' | 'full-bleed';
+
+export interface SlidePalette {
+  background: string;
+  secondary: string;
+  accent: string;
+}
+
+export interface SlideInput {
+  width: number;
+  height: number;
+  /** 0-based position and the number of slides (progress dots). */
+  index: number;
+  count: number;
+  layout: SlideLayout;
+  palette: SlidePalette;
+  /** Encoded image bytes (PNG, JPEG, WebP or SVG for built-in portraits). */
+  product?: Buffer;
+  avatar?: Buffer;
+  logo?: Buffer;
+  /** Pixel cap of decoded inputs (MEDIA_MAX_PIXELS). */
+  maxInputPixels?: number;
+  /** Varies the decoration per slideshow. */
+  seed: string;
+}
+
+/** An input the renderer could not use: which one and why (a job failure that is not retried). */
+export class SlideInputError extends Error {
+  readonly input: 'product' | 'avatar' | 'logo';
+  constructor(input: SlideInputError['input'], message: string) {
+    super(message);
+    this.name = 'SlideInputError';
+    this.input = input;
+  }
+}
+
+export interface SlideEngine {
+  readonly name: string;
+  /** The slide: PNG bytes at width × height. */
+  renderSlide(input: SlideInput): Promise<Buffer>;
+}

@@ -1,0 +1,80 @@
+// The engine registry (src/engines/index.ts): with no configuration every capability is made by
+// its local engine (transcribe has none); a configured key makes a hosted model variant that
+// provider's; a configured writer or transcription URL is used; engines are made once per
+// configuration; a generation's capability follows its output, lipsync for the catalog's
+// video-and-audio variants.
+import t from 'tap';
+import { loadConfig } from '../../src/config.ts';
+import { engineFor, generationCapability, type Capability } from '../../src/engines/index.ts';
+import type { ProviderModel } from '../../src/engines/generation.ts';
+import { createGuardedFetcher } from '../../src/net/guarded-fetch.ts';
+import { loadCatalogData } from '../../src/services/catalog/catalog-data.ts';
+
+const fetcher = createGuardedFetcher();
+const replicate: ProviderModel = { name: 'replicate', model: 'sync/lipsync-2' };
+const fal: ProviderModel = { name: 'fal', model: 'fal-ai/veo3/fast' };
+const openai: ProviderModel = { name: 'openai', model: 'gpt-image-1' };
+
+t.test('no keys: every capability resolves to its local engine, whatever the catalog names', async (t) => {
+  const setup = { config: loadConfig({}), fetcher };
+  const local: Record<Exclude<Capability, 'transcribe'>, string> = {
+    write: 'local',
+    image: 'local',
+    video: 'local',
+    lipsync: 'local',
+    scene: 'local',
+    slide: 'local',
+    speech: 'espeak-ng',
+    render: 'ffmpeg',
+  };
+  for (const [capability, name] of Object.entries(local) as [keyof typeof local, string][]) {
+    t.equal(engineFor(capability, setup).name, name, `${capability}: ${name}`);
+    for (const model of [replicate, fal, openai]) t.equal(engineFor(capability, { ...setup, model }).name, name, `${capability} of a ${model.name} model without its key: ${name}`);
+  }
+  t.equal(engineFor('transcribe', setup), undefined, 'no transcription provider configured: no transcribe engine');
+});
+
+t.test('a key set: a hosted model variant resolves to that provider engine', async (t) => {
+  const config = loadConfig({ REPLICATE_API_TOKEN: 'r8_x', FAL_KEY: 'fal-x', OPENAI_API_KEY: 'sk-x' });
+  const setup = { config, fetcher };
+  for (const capability of ['image', 'video', 'lipsync'] as const) {
+    t.equal(engineFor(capability, { ...setup, model: replicate }).name, 'replicate', `${capability}: replicate`);
+    t.equal(engineFor(capability, { ...setup, model: fal }).name, 'fal', `${capability}: fal`);
+    t.equal(engineFor(capability, setup).name, 'local', `${capability} of a variant the catalog maps to no provider: local`);
+  }
+  t.equal(engineFor('image', { ...setup, model: openai }).name, 'openai', 'image: OpenAI Images');
+  t.equal(engineFor('image', { ...setup, model: replicate }), engineFor('lipsync', { ...setup, model: replicate }), 'one Replicate engine serves all its capabilities');
+  t.equal(engineFor('image', { config, model: replicate }).name, 'local', 'no fetcher for hosted outputs: local');
+  const onlyFal = { config: loadConfig({ FAL_KEY: 'fal-x' }), fetcher };
+  t.equal(engineFor('video', { ...onlyFal, model: replicate }).name, 'local', 'Replicate without its key: local');
+  t.equal(engineFor('video', { ...onlyFal, model: fal }).name, 'fal');
+  for (const capability of ['write', 'scene', 'slide', 'speech', 'render'] as const) {
+    t.equal(engineFor(capability, { ...setup, model: replicate }).name, engineFor(capability, { config: loadConfig({}) }).name, `${capability}: hosted model keys do not change it`);
+  }
+});
+
+t.test('a writer or transcription URL set: the OpenAI-compatible engines', async (t) => {
+  const config = loadConfig({ SCRIPT_PROVIDER_URL: 'http://127.0.0.1:9/v1', TRANSCRIPTION_PROVIDER_URL: 'http://127.0.0.1:8/v1' });
+  t.equal(engineFor('write', { config }).name, '127.0.0.1:9');
+  t.equal(engineFor('transcribe', { config })?.name, '127.0.0.1:8');
+});
+
+t.test('engines are made once per configuration', async (t) => {
+  const a = { config: loadConfig({ FAL_KEY: 'fal-x' }), fetcher };
+  t.equal(engineFor('write', a), engineFor('write', { ...a }), 'the same writer for the same configuration');
+  t.equal(engineFor('video', { ...a, model: fal }), engineFor('video', { ...a, model: fal }));
+  t.not(engineFor('video', { ...a, model: fal }), engineFor('video', { config: loadConfig({ FAL_KEY: 'fal-x' }), fetcher, model: fal }), 'another configuration: its own engine');
+});
+
+t.test('a generation asks for image, video or lipsync', async (t) => {
+  t.equal(generationCapability('image'), 'image');
+  t.equal(generationCapability('image', ['text', 'image']), 'image');
+  t.equal(generationCapability('video'), 'video');
+  t.equal(generationCapability('video', ['text', 'image']), 'video');
+  t.equal(generationCapability('video', ['image', 'audio']), 'video', 'an audio-driven avatar is a video');
+  t.equal(generationCapability('video', ['video', 'audio']), 'lipsync');
+  const lipsync = loadCatalogData()
+    .catalog.ai_models.flatMap((m) => m.variants.map((v) => ({ slug: m.slug, v })))
+    .filter(({ v }) => generationCapability(v.output, v.input_mode) === 'lipsync');
+  t.same([...new Set(lipsync.map((x) => x.slug))], ['lip-sync'], 'in the catalog: the Lip Sync variants');
+});
