@@ -38,7 +38,7 @@ import { ffmpegRenderer } from './render/ffmpeg.ts';
 import type { RenderEngine } from './render/types.ts';
 import { espeakNg } from './speech/espeak.ts';
 import type { SpeechEngine } from './speech/types.ts';
-import { createTranscriptionProvider } from './transcribe/openai-compatible.ts';
+import { createOpenAICompatibleTranscriber } from './transcribe/openai-compatible.ts';
 import type { TranscribeEngine } from './transcribe/types.ts';
 import type { VideoEngine } from './video/types.ts';
 import { createLocalWriter } from './write/local.ts';
@@ -120,7 +120,7 @@ const REGISTRY: { [C in Capability]: readonly Entry<NonNullable<Capabilities[C]>
   scene: [{ make: () => localScenes }],
   slide: [{ make: () => localSlides }],
   speech: [{ make: () => espeakNg }],
-  transcribe: [{ when: (s) => Boolean(s.config.transcription.url), make: (s) => createTranscriptionProvider(s.config.transcription)! }],
+  transcribe: [{ when: (s) => Boolean(s.config.transcription.url), make: (s) => createOpenAICompatibleTranscriber({ ...s.config.transcription, url: s.config.transcription.url! }) }],
   render: [{ make: () => ffmpegRenderer }],
 };
 

@@ -4,6 +4,7 @@
 // Content-Length, Accept-Ranges, single byte ranges (206, 416), ETag/Last-Modified and 304, HEAD.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { engineFor } from '../engines/index.ts';
 import { ApiError } from '../errors.ts';
 import { sampleFor, sampleStore } from '../media/catalog-samples.ts';
 import { PREVIEW_PREFIX } from '../services/catalog/catalog.ts';
@@ -96,7 +97,7 @@ export function registerStoredMedia(app: FastifyInstance, ctx: AppContext, sendE
  * kept in storage, at the preview URLs the catalog gives; more specific than the static previews' wildcard.
  */
 export function registerCatalogSamples(app: FastifyInstance, ctx: AppContext, sendError: SendError): void {
-  const store = sampleStore(ctx.storage, ctx.config.dataDir);
+  const store = sampleStore(ctx.storage, ctx.config.dataDir, engineFor('speech', ctx));
   const serve = (dir: string, ext: string) => async (req: FastifyRequest, reply: FastifyReply) => {
     const rel = `${dir}/${(req.params as { id: string }).id}.${ext}`;
     const sample = sampleFor(rel);

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.ts';
 import { FfmpegError, probe } from '../media/ffmpeg.ts';
-import { renderTimeline } from '../engines/render/ffmpeg.ts';
+import { engineFor } from '../engines/index.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { completeExport, exportProgress, failExport, isCanceled, startExport, type ExportSnapshot } from '../services/editor/exports.ts';
 import { copyTimelineMedia } from '../services/editor/render-inputs.ts';
@@ -48,7 +48,7 @@ async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools:
     const { files, lost } = await copyTimelineMedia(ctx, row.orgId, snap.timeline, workDir);
     if (lost.length) throw new MissingMedia(`media ${lost.join(', ')} of the project no longer exist`);
     const out = path.join(workDir, 'export.mp4');
-    await renderTimeline({ width: snap.width, height: snap.height, fps: snap.fps, tracks: snap.timeline.tracks, items: snap.timeline.items, media: files }, workDir, out, {
+    await engineFor('render', ctx).render({ width: snap.width, height: snap.height, fps: snap.fps, tracks: snap.timeline.tracks, items: snap.timeline.items, media: files }, workDir, out, {
       quality: snap.quality,
       signal,
       onProgress: (fraction) => tools.progress('rendering', fraction * 100),

@@ -8,20 +8,17 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { media, mediaTranscripts } from '../db/schema/index.ts';
 import { FfmpegError, inputArgs, probe, runFfmpeg } from '../media/ffmpeg.ts';
 import { renderMusicBed } from '../media/music-bed.ts';
 import { sniff } from '../media/inspect.ts';
-import { renderTimeline } from '../engines/render/ffmpeg.ts';
+import { engineFor } from '../engines/index.ts';
 import type { RenderMedia } from '../engines/render/types.ts';
-import { synthesizeSpeech } from '../engines/speech/espeak.ts';
 import { SpeechFailed, type SpokenWord } from '../engines/speech/types.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
-import { renderScene } from '../engines/local/scene.ts';
-import { createWriter, WriterFailed, type Writer } from '../engines/write/index.ts';
+import { WriterFailed } from '../engines/write/types.ts';
 import type { CaptionEntry } from '../services/editor/model.ts';
 import {
   completeFaceless,
@@ -49,14 +46,6 @@ export interface FacelessArtifacts {
   captions?: { cues: CaptionEntry[]; sceneStartsMs: number[]; music?: { mediaId: string; durationMs: number } };
   /** Seconds each stage took on the attempt that finished it. */
   timings?: Partial<Record<FacelessStage, number>>;
-}
-
-/** One writer per configuration (a process has one), made on first use. */
-const writers = new WeakMap<Config, Writer>();
-function writerOf(config: Config): Writer {
-  let w = writers.get(config);
-  if (!w) writers.set(config, (w = createWriter(config.writer)));
-  return w;
 }
 
 /** Share of the whole progress each stage ends at. */
@@ -153,7 +142,7 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
       // A given script is read as written; a prompt goes to the copy writer, sized to a little
       // less than the duration (the last scene holds after the call to action).
       if (spec.script) return { parts: partsFromScript(spec.script), writer: 'given' };
-      const writer = writerOf(ctx.config);
+      const writer = engineFor('write', ctx);
       const written = await writer
         .writeScript(
           {
@@ -207,7 +196,7 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
       for (let k = 0; k < Math.min(spec.referenceUrls.length, script.parts.length); k++) await refFor(k);
       let done = 0;
       const mediaIds = await mapLimit(script.parts, 2, async (_part, i) => {
-        const jpeg = await renderScene({
+        const jpeg = await engineFor('scene', ctx).renderScene({
           width: spec.width,
           height: spec.height,
           index: i,
@@ -255,7 +244,7 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
       // tempo change (atempo keeps the pitch; the word timings scale exactly): one synthesis.
       const words = text.split(/\s+/).length;
       const speed = fitSpeed((words / WORDS_PER_SECOND) * 1000, 1, targetMs);
-      const speech = await synthesizeSpeech(text, raw, { voice: spec.voice.espeak, speed, timeoutMs: 120_000 }).catch((err: unknown) => {
+      const speech = await engineFor('speech', ctx).synthesize(text, raw, { voice: spec.voice.espeak, speed, timeoutMs: 120_000 }).catch((err: unknown) => {
         if (err instanceof SpeechFailed) throw new JobFailure({ code: 'render_failed', message: `Speech synthesis failed: ${err.message}`, retryable: true, context: {} }, true);
         throw err;
       });
@@ -362,7 +351,7 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
       files.set(captions.music.mediaId, { path: musicFile, type: 'audio/wav', kind: 'audio', width: null, height: null, durationSeconds: captions.music.durationMs / 1000, hasAudio: true });
     }
     const out = path.join(workDir, 'video.mp4');
-    await renderTimeline({ width: spec.width, height: spec.height, fps: FPS, tracks: timeline.tracks, items: timeline.items, media: files }, workDir, out, {
+    await engineFor('render', ctx).render({ width: spec.width, height: spec.height, fps: FPS, tracks: timeline.tracks, items: timeline.items, media: files }, workDir, out, {
       quality: 'standard',
       signal: tools.signal,
       onProgress: (fraction) => stages.report('render', fraction),

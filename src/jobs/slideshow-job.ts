@@ -13,19 +13,17 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { FfmpegError, probe } from '../media/ffmpeg.ts';
 import { sniff } from '../media/inspect.ts';
 import { pixelProblem } from '../media/limits.ts';
-import { renderTimeline } from '../engines/render/ffmpeg.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
 import { isNotFound } from '../storage/index.ts';
 import { SlideInputError, type SlideLayout, type SlidePalette } from '../engines/image/types.ts';
-import { overlayTextColours, renderSlide, slideGeometry, slidePalette } from '../engines/local/slide.ts';
-import { createWriter } from '../engines/write/index.ts';
-import { WriterFailed, type SlideCopy, type Writer } from '../engines/write/types.ts';
+import { engineFor } from '../engines/index.ts';
+import { overlayTextColours, slideGeometry, slidePalette } from '../engines/local/slide.ts';
+import { WriterFailed, type SlideCopy } from '../engines/write/types.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
 import { referenceColors } from '../services/references/reference-colors.ts';
 import { addTrack, baseItem, frontLayer, mediaLayer, newItemId, t3, TEXT_DEFAULTS, textBlockHeight, textTransform, type Timeline } from '../services/editor/model.ts';
@@ -58,14 +56,6 @@ export const SLIDESHOW_IMAGE_MAX_BYTES = 20 * 1024 * 1024;
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 /** Reference templates whose slides show the product full-bleed (a photo dump, a story). */
 const FULL_BLEED_TEMPLATES = new Set(['photo-dump-carousel', 'storytime-slideshow']);
-
-/** One writer per configuration (a process has one), made on first use. */
-const writers = new WeakMap<Config, Writer>();
-function writerOf(config: Config): Writer {
-  let w = writers.get(config);
-  if (!w) writers.set(config, (w = createWriter(config.writer)));
-  return w;
-}
 
 /** A user image fetched through the guarded client, sniffed and checked like other user media. */
 /** An uploaded asset image (avatar portrait, brand logo) from storage; checked when it was uploaded. */
@@ -204,7 +194,7 @@ async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, 
     let copy = s.copy;
     if (!copy) {
       tools.progress('copy', 1);
-      const written = await writerOf(ctx.config).writeSlides(
+      const written = await engineFor('write', ctx).writeSlides(
         { prompt: spec.prompt, title: spec.title, productContext: spec.productContext, language: spec.language, slideCount: count },
         signal,
       );
@@ -223,7 +213,7 @@ async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, 
       if (recorded.has(i)) continue;
       tools.progress('slides', 10 + (60 * recorded.size) / count);
       const productIndex = inputs!.products.length ? i % inputs!.products.length : -1;
-      const png = await renderSlide({
+      const png = await engineFor('slide', ctx).renderSlide({
         width: spec.width,
         height: spec.height,
         index: i,
@@ -271,7 +261,7 @@ async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, 
       throw new JobFailure({ code: 'input_unavailable', message: `Media ${lost.join(', ')} of the project no longer exist`, retryable: false, context: { video_id: s.videoId } });
     }
     const out = path.join(workDir, 'carousel.mp4');
-    await renderTimeline({ width: project.width, height: project.height, fps: project.fps, tracks: tl.tracks, items: tl.items, media: files }, workDir, out, {
+    await engineFor('render', ctx).render({ width: project.width, height: project.height, fps: project.fps, tracks: tl.tracks, items: tl.items, media: files }, workDir, out, {
       quality: 'standard',
       signal,
       onProgress: (fraction) => tools.progress('video', 75 + fraction * 24),

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL, type RawAvatar, type RawVoice } from '../services/catalog/catalog-data.ts';
 import { inputArgs, runFfmpeg } from './ffmpeg.ts';
-import { synthesizeSpeech } from '../engines/speech/espeak.ts';
+import type { SpeechEngine } from '../engines/speech/types.ts';
 import { jobFolder } from './work-folder.ts';
 import type { Storage } from '../storage/index.ts';
 
@@ -46,18 +46,21 @@ export interface SampleFile {
   contentType: string;
 }
 
+/** Writes a sample into `out`; a voice's is spoken by the process's speech engine. */
+type MakeSample = (out: string, speech: SpeechEngine) => Promise<void>;
+
 /**
  * The sample a preview path names, when it is one we make: a built-in voice's declared preview
  * (.wav) or a public avatar's declared video (.mp4). Anything else: undefined.
  */
-export function sampleFor(relPath: string): (SampleFile & { make: (out: string) => Promise<void> }) | undefined {
+export function sampleFor(relPath: string): (SampleFile & { make: MakeSample }) | undefined {
   const m = /^(voices|avatars)\/([a-z0-9][a-z0-9-]*)\.(wav|mp4)$/.exec(relPath);
   if (!m) return undefined;
   const [, kind, id, ext] = m;
   if (kind === 'voices' && ext === 'wav') {
     const voice = findVoice(id);
     if (!voice || voice.preview !== relPath) return undefined;
-    return { relPath, contentType: 'audio/wav', make: (out) => makeVoiceSample(voice, out) };
+    return { relPath, contentType: 'audio/wav', make: (out, speech) => makeVoiceSample(speech, voice, out) };
   }
   if (kind === 'avatars' && ext === 'mp4') {
     const avatar = findPublicAvatar(id);
@@ -67,8 +70,8 @@ export function sampleFor(relPath: string): (SampleFile & { make: (out: string) 
   return undefined;
 }
 
-async function makeVoiceSample(voice: RawVoice, out: string): Promise<void> {
-  await synthesizeSpeech(sampleText(voice), out, { voice: voice.espeak_voice, timeoutMs: 60_000 });
+async function makeVoiceSample(speech: SpeechEngine, voice: RawVoice, out: string): Promise<void> {
+  await speech.synthesize(sampleText(voice), out, { voice: voice.espeak_voice, timeoutMs: 60_000 });
 }
 
 async function makeAvatarVideo(avatar: RawAvatar, out: string): Promise<void> {
@@ -97,21 +100,21 @@ async function makeAvatarVideo(avatar: RawAvatar, out: string): Promise<void> {
 
 export interface SampleStore {
   /** Makes the sample unless storage holds it; resolves with its storage key. */
-  ensure(sample: SampleFile & { make: (out: string) => Promise<void> }): Promise<string>;
+  ensure(sample: SampleFile & { make: MakeSample }): Promise<string>;
 }
 
 /** Storage key of a sample (relPath: voices/<id>.wav, avatars/<id>.mp4). */
 export const sampleKey = (relPath: string) => `catalog-samples/${relPath}`;
 
-export function sampleStore(storage: Storage, dataDir: string): SampleStore {
+export function sampleStore(storage: Storage, dataDir: string, speech: SpeechEngine): SampleStore {
   const inFlight = new Map<string, Promise<string>>();
-  const build = async (sample: SampleFile & { make: (out: string) => Promise<void> }) => {
+  const build = async (sample: SampleFile & { make: MakeSample }) => {
     const key = sampleKey(sample.relPath);
     if (await storage.exists(key)) return key;
     const dir = await jobFolder(dataDir, `sample-${randomBytes(6).toString('hex')}`);
     try {
       const out = path.join(dir, path.basename(sample.relPath));
-      await sample.make(out);
+      await sample.make(out, speech);
       await storage.put(key, { file: out }, sample.contentType);
     } finally {
       await fs.rm(dir, { recursive: true, force: true });

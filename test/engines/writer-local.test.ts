@@ -1,7 +1,9 @@
 // The local copy writer: scripts sized to the requested length, slide copy of the exact count with
 // the product context's facts, the requested language's template phrases, determinism and bounds.
 import t from 'tap';
-import { createWriter, supportedWriterLanguage } from '../../src/engines/write/index.ts';
+import { loadConfig } from '../../src/config.ts';
+import { engineFor } from '../../src/engines/index.ts';
+import { supportedWriterLanguage } from '../../src/engines/write/languages.ts';
 import { countWords, writeLocalScript, writeLocalSlides } from '../../src/engines/write/local.ts';
 import { WriterFailed, type Script } from '../../src/engines/write/types.ts';
 
@@ -12,8 +14,8 @@ const BRIEFS = [
   'Three habits that changed my mornings: I drink water before coffee, I walk ten minutes outside, and I write down one goal for the day',
 ];
 
-t.test('createWriter is local without SCRIPT_PROVIDER_URL', async (t) => {
-  const w = createWriter({ url: undefined, apiKey: undefined, model: 'gpt-4o-mini', timeoutMs: 60_000 });
+t.test('the write engine is local without SCRIPT_PROVIDER_URL', async (t) => {
+  const w = engineFor('write', { config: loadConfig({}) });
   t.equal(w.name, 'local');
   const s = await w.writeScript({ prompt: 'coffee', language: 'en', targetSeconds: 26, wordsPerSecond: 2.5 });
   t.ok(s.hook && s.callToAction);

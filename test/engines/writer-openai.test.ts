@@ -4,8 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { createWriter } from '../../src/engines/write/index.ts';
-import { retryAfterSeconds } from '../../src/engines/write/openai-compatible.ts';
+import { createOpenAICompatibleWriter, retryAfterSeconds } from '../../src/engines/write/openai-compatible.ts';
 import { WriterFailed, type Writer } from '../../src/engines/write/types.ts';
 
 const KEY = 'sk-test-writer';
@@ -90,7 +89,7 @@ const server = http.createServer((req, res) => {
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-const writer = (over: { apiKey?: string; timeoutMs?: number } = {}): Writer => createWriter({ url: `${base}/`.replace(/\/+$/, ''), apiKey: over.apiKey ?? KEY, model: MODEL, timeoutMs: over.timeoutMs ?? 10_000 });
+const writer = (over: { apiKey?: string; timeoutMs?: number } = {}): Writer => createOpenAICompatibleWriter({ url: `${base}/`.replace(/\/+$/, ''), apiKey: over.apiKey ?? KEY, model: MODEL, timeoutMs: over.timeoutMs ?? 10_000 });
 
 async function failure(p: Promise<unknown>): Promise<WriterFailed> {
   try {
@@ -222,7 +221,7 @@ t.test('5xx and an unreachable provider are retryable', async (t) => {
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const port = (closed.address() as AddressInfo).port;
   await new Promise<void>((resolve) => closed.close(() => resolve()));
-  e = await failure(createWriter({ url: `http://127.0.0.1:${port}/v1`, apiKey: KEY, model: MODEL, timeoutMs: 5000 }).writeScript({ prompt: 'x', language: 'en', targetSeconds: 20, wordsPerSecond: 2.5 }));
+  e = await failure(createOpenAICompatibleWriter({ url: `http://127.0.0.1:${port}/v1`, apiKey: KEY, model: MODEL, timeoutMs: 5000 }).writeScript({ prompt: 'x', language: 'en', targetSeconds: 20, wordsPerSecond: 2.5 }));
   t.equal(e.retryable, true);
   t.match(e.message, /could not be reached/);
 });

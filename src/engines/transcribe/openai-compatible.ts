@@ -15,8 +15,7 @@ interface VerboseJson {
   segments?: { words?: VerboseJson['words'] }[];
 }
 
-export function createTranscriptionProvider(config: TranscriptionConfig): TranscribeEngine | undefined {
-  if (!config.url) return undefined;
+export function createOpenAICompatibleTranscriber(config: TranscriptionConfig & { url: string }): TranscribeEngine {
   const endpoint = `${config.url}/audio/transcriptions`;
   return {
     name: new URL(config.url).host,

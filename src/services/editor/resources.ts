@@ -13,11 +13,10 @@ import { customVoices, media, mediaTranscripts } from '../../db/schema/index.ts'
 import { ApiError, badRequest } from '../../errors.ts';
 import { inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
 import { ensureSoundEffect, SOUND_EFFECTS_BY_ID, soundEffectKey } from '../../media/sound-effects.ts';
-import { synthesizeSpeech } from '../../engines/speech/espeak.ts';
+import { engineFor } from '../../engines/index.ts';
 import { SpeechFailed, type SpokenWord } from '../../engines/speech/types.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
-import { createTranscriptionProvider } from '../../engines/transcribe/openai-compatible.ts';
-import { TranscriptionFailed, type TranscribeEngine } from '../../engines/transcribe/types.ts';
+import { TranscriptionFailed } from '../../engines/transcribe/types.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
 import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert, type MediaRow } from './media.ts';
 
@@ -63,14 +62,6 @@ export const mediaInfo = (r: MediaRow | (MediaInsert & { id: string })): MediaIn
   hasAudio: r.hasAudio ?? null,
   filename: r.filename ?? null,
 });
-
-let provider: { config: unknown; provider: TranscribeEngine | undefined } | undefined;
-function transcriptionProvider(ctx: AppContext): TranscribeEngine | undefined {
-  if (!provider || provider.config !== ctx.config.transcription) {
-    provider = { config: ctx.config.transcription, provider: createTranscriptionProvider(ctx.config.transcription) };
-  }
-  return provider.provider;
-}
 
 export class EditResources {
   readonly ctx: AppContext;
@@ -150,7 +141,7 @@ export class EditResources {
       const raw = await tempPath(this.ctx, 'voiceover');
       const out = `${raw}.wav`;
       try {
-        const speech = await synthesizeSpeech(text, `${raw}-raw.wav`, { voice, speed: settings?.speed, pitch: settings?.pitch }).catch((err: unknown) => {
+        const speech = await engineFor('speech', this.ctx).synthesize(text, `${raw}-raw.wav`, { voice, speed: settings?.speed, pitch: settings?.pitch }).catch((err: unknown) => {
           if (err instanceof SpeechFailed) throw new ApiError('server_error', `Speech synthesis failed: ${err.message}`);
           throw err;
         });
@@ -276,7 +267,7 @@ export class EditResources {
       this.transcripts.set(m.id, words);
       return words;
     }
-    const p = transcriptionProvider(this.ctx);
+    const p = engineFor('transcribe', this.ctx);
     if (!p) {
       throw new ApiError(
         'bad_request',

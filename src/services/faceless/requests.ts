@@ -17,7 +17,7 @@ import { ApiError, badRequest } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
-import { supportedWriterLanguage } from '../../engines/write/index.ts';
+import { supportedWriterLanguage } from '../../engines/write/languages.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
 import { useAsset } from '../assets/asset-use.ts';
 import { brandColors } from '../assets/brand-colors.ts';

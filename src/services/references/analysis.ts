@@ -15,7 +15,7 @@ import type { MediaFile } from '../../media/ffmpeg.ts';
 import { inspect, MediaRejected, sniff } from '../../media/inspect.ts';
 import { processTempFolder } from '../../media/work-folder.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
-import { createTranscriptionProvider } from '../../engines/transcribe/openai-compatible.ts';
+import { engineFor } from '../../engines/index.ts';
 import { TranscriptionFailed } from '../../engines/transcribe/types.ts';
 import { findSlideshowTemplate, findTemplate, PREVIEWS_DIR_URL } from '../catalog/catalog-data.ts';
 
@@ -31,7 +31,7 @@ export async function analyseFiles(
   signal?: AbortSignal,
   maxVideoSeconds?: number,
 ): Promise<MediaAnalysis[]> {
-  const transcriber = createTranscriptionProvider(ctx.config.transcription);
+  const transcriber = engineFor('transcribe', ctx);
   const out: MediaAnalysis[] = [];
   for (const file of files) {
     const opts = { limits: limitsOf(ctx), ocrDeadlineMs: ctx.config.referenceOcrTimeoutMs, signal };

@@ -8,7 +8,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import { referenceInspirations } from '../../db/schema/index.ts';
 import { ApiError, badRequest, type FieldError } from '../../errors.ts';
 import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
-import { supportedWriterLanguage } from '../../engines/write/index.ts';
+import { supportedWriterLanguage } from '../../engines/write/languages.ts';
 import { PACKS } from '../../engines/write/languages.ts';
 import type { Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
