@@ -13,7 +13,6 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL, type RawAvatar, type RawVoice } from '../services/catalog/catalog-data.ts';
 import { inputArgs, runFfmpeg } from './ffmpeg.ts';
-import type { SpeechEngine } from '../engines/speech/types.ts';
 import { jobFolder } from './work-folder.ts';
 import type { Storage } from '../storage/index.ts';
 
@@ -46,8 +45,13 @@ export interface SampleFile {
   contentType: string;
 }
 
-/** Writes a sample into `out`; a voice's is spoken by the process's speech engine. */
-type MakeSample = (out: string, speech: SpeechEngine) => Promise<void>;
+/** What speaks a voice's sample: the process's speech engine (src/engines/speech/), handed in by the caller. */
+export interface Speaker {
+  synthesize(text: string, outFile: string, opts: { voice: string; timeoutMs?: number }): Promise<unknown>;
+}
+
+/** Writes a sample into `out`. */
+type MakeSample = (out: string, speech: Speaker) => Promise<void>;
 
 /**
  * The sample a preview path names, when it is one we make: a built-in voice's declared preview
@@ -70,7 +74,7 @@ export function sampleFor(relPath: string): (SampleFile & { make: MakeSample }) 
   return undefined;
 }
 
-async function makeVoiceSample(speech: SpeechEngine, voice: RawVoice, out: string): Promise<void> {
+async function makeVoiceSample(speech: Speaker, voice: RawVoice, out: string): Promise<void> {
   await speech.synthesize(sampleText(voice), out, { voice: voice.espeak_voice, timeoutMs: 60_000 });
 }
 
@@ -106,7 +110,7 @@ export interface SampleStore {
 /** Storage key of a sample (relPath: voices/<id>.wav, avatars/<id>.mp4). */
 export const sampleKey = (relPath: string) => `catalog-samples/${relPath}`;
 
-export function sampleStore(storage: Storage, dataDir: string, speech: SpeechEngine): SampleStore {
+export function sampleStore(storage: Storage, dataDir: string, speech: Speaker): SampleStore {
   const inFlight = new Map<string, Promise<string>>();
   const build = async (sample: SampleFile & { make: MakeSample }) => {
     const key = sampleKey(sample.relPath);
