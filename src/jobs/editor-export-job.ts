@@ -8,6 +8,7 @@ import type { AppContext } from '../context.ts';
 import { FfmpegError, probe } from '../media/ffmpeg.ts';
 import { engineFor } from '../engines/index.ts';
 import { jobFolder } from '../media/work-folder.ts';
+import { editorExportKey } from '../storage/keys.ts';
 import { completeExport, exportProgress, failExport, isCanceled, startExport, type ExportSnapshot } from '../services/editor/exports.ts';
 import { copyTimelineMedia } from '../services/editor/render-inputs.ts';
 import { defineJob, type FailureDetail, type JobTools, type RunningJob } from './define-job.ts';
@@ -54,7 +55,7 @@ async function runExport(ctx: AppContext, job: RunningJob<ExportJobData>, tools:
       onProgress: (fraction) => tools.progress('rendering', fraction * 100),
     });
     const probed = await probe({ path: out, type: 'video/mp4' }, { signal });
-    const key = `editor-exports/${row.orgId}/${row.id}.mp4`;
+    const key = editorExportKey(row.orgId, row.id);
     const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
     const completed = await completeExport(ctx, row, { storageKey: key, bytes: stored.bytes, durationSeconds: probed.duration_seconds, hasAudio: probed.has_audio });
     // Canceled meanwhile: the stored copy belongs to no export. (Not when another delivery of

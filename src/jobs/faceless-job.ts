@@ -19,6 +19,7 @@ import { SpeechFailed, type SpokenWord } from '../engines/speech/types.ts';
 import { jobFolder } from '../media/work-folder.ts';
 import { FetchRefused } from '../net/guarded-fetch.ts';
 import { WriterFailed } from '../engines/write/types.ts';
+import { facelessMusicKey, facelessSceneKey, facelessVideoKey, facelessVoiceoverKey } from '../storage/keys.ts';
 import type { CaptionEntry } from '../services/editor/model.ts';
 import {
   completeFaceless,
@@ -134,7 +135,6 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
   const art = f.artifacts as FacelessArtifacts;
   const stages = new Stages(ctx, f, tools, art.timings);
   const workDir = await jobFolder(ctx.config.dataDir, `faceless-${f.videoId}`);
-  const base = `faceless/${f.orgId}/${f.videoId}`;
   const targetMs = spec.durationSeconds * 1000;
   try {
     // ------------------------------------------------------------------ script
@@ -210,7 +210,7 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
           captionTop: captionTop(spec.width, spec.height),
         });
         const id = stableUuid(`faceless:${f.videoId}:scene:${i}`);
-        const key = `${base}/scene-${i + 1}.jpg`;
+        const key = facelessSceneKey(f.orgId, f.videoId, i);
         const stored = await ctx.storage.put(key, jpeg, 'image/jpeg');
         await ctx.db
           .insert(media)
@@ -260,7 +260,7 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
       const timed = speech.words.map((w) => ({ text: w.text, startMs: Math.round(w.startMs / scaled), endMs: Math.round(w.endMs / scaled) }));
       const durationMs = Math.round(speech.durationMs / scaled);
       const id = stableUuid(`faceless:${f.videoId}:voiceover`);
-      const key = `${base}/voiceover.wav`;
+      const key = facelessVoiceoverKey(f.orgId, f.videoId);
       const stored = await ctx.storage.put(key, { file: out }, 'audio/wav');
       await ctx.db.transaction(async (tx) => {
         await tx
@@ -297,7 +297,7 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
       const bed = path.join(workDir, 'music.wav');
       await renderMusicBed(bed, { seconds: durationSeconds, style: spec.imageStyle, words: voiceover.words, cwd: workDir, signal: tools.signal });
       const id = stableUuid(`faceless:${f.videoId}:music`);
-      const key = `${base}/music.wav`;
+      const key = facelessMusicKey(f.orgId, f.videoId);
       const stored = await ctx.storage.put(key, { file: bed }, 'audio/wav');
       await ctx.db
         .insert(media)
@@ -339,15 +339,15 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
     const files = new Map<string, RenderMedia>();
     for (const [i, id] of scenes.mediaIds.entries()) {
       const file = path.join(workDir, `scene-${i + 1}.jpg`);
-      await ctx.storage.copyToFile(`${base}/scene-${i + 1}.jpg`, file);
+      await ctx.storage.copyToFile(facelessSceneKey(f.orgId, f.videoId, i), file);
       files.set(id, { path: file, type: 'image/jpeg', kind: 'image', width: spec.width, height: spec.height, durationSeconds: null, hasAudio: null });
     }
     const voiceFile = path.join(workDir, 'voiceover.wav');
-    await ctx.storage.copyToFile(`${base}/voiceover.wav`, voiceFile);
+    await ctx.storage.copyToFile(facelessVoiceoverKey(f.orgId, f.videoId), voiceFile);
     files.set(voiceover.mediaId, { path: voiceFile, type: 'audio/wav', kind: 'voice', width: null, height: null, durationSeconds: voiceover.durationMs / 1000, hasAudio: true });
     if (captions.music) {
       const musicFile = path.join(workDir, 'music.wav');
-      await ctx.storage.copyToFile(`${base}/music.wav`, musicFile);
+      await ctx.storage.copyToFile(facelessMusicKey(f.orgId, f.videoId), musicFile);
       files.set(captions.music.mediaId, { path: musicFile, type: 'audio/wav', kind: 'audio', width: null, height: null, durationSeconds: captions.music.durationMs / 1000, hasAudio: true });
     }
     const out = path.join(workDir, 'video.mp4');
@@ -357,7 +357,7 @@ async function runFaceless(ctx: AppContext, job: RunningJob<FacelessJobData>, to
       onProgress: (fraction) => stages.report('render', fraction),
     });
     const probed = await probe({ path: out, type: 'video/mp4' }, { signal: tools.signal });
-    const key = `${base}/video.mp4`;
+    const key = facelessVideoKey(f.orgId, f.videoId);
     const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
     stages.timings.render = Math.round(performance.now() - t0) / 1000;
     await saveArtifacts(ctx, f.videoId, { timings: stages.timings });

@@ -20,6 +20,7 @@ import { cancelHostedJob, engineFor, generationCapability } from '../engines/ind
 import { ProviderError, type GenerationJob, type ProviderJobRef } from '../engines/generation.ts';
 import { isNotFound } from '../storage/index.ts';
 import { findAiModel, findTemplate, PREVIEWS_DIR_URL, type RawAiVariant } from '../services/catalog/catalog-data.ts';
+import { generationOutputKey } from '../storage/keys.ts';
 import type { MediaInput } from '../services/generations/generation-requests.ts';
 import { referenceStyle } from '../services/references/analysis.ts';
 import { referenceColors } from '../services/references/reference-colors.ts';
@@ -248,7 +249,7 @@ async function runGeneration(ctx: AppContext, job: RunningJob<GenerationJobData>
       throw err;
     });
     const ext = EXT[result.contentType] ?? 'bin';
-    const stored = await ctx.storage.put(`generations/${g.orgId}/${g.id}.${ext}`, { file: result.path }, result.contentType);
+    const stored = await ctx.storage.put(generationOutputKey(g.orgId, g.id, ext), { file: result.path }, result.contentType);
     await completeGeneration(ctx, g, {
       storageKey: stored.key,
       contentType: result.contentType,

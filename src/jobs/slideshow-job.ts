@@ -24,6 +24,7 @@ import { SlideInputError, type SlideLayout, type SlidePalette } from '../engines
 import { engineFor } from '../engines/index.ts';
 import { overlayTextColours, slideGeometry, slidePalette } from '../engines/local/slide.ts';
 import { WriterFailed, type SlideCopy } from '../engines/write/types.ts';
+import { slideshowSlideKey, slideshowVideoKey } from '../storage/keys.ts';
 import { PREVIEWS_DIR_URL } from '../services/catalog/catalog-data.ts';
 import { referenceColors } from '../services/references/reference-colors.ts';
 import { addTrack, baseItem, frontLayer, mediaLayer, newItemId, t3, TEXT_DEFAULTS, textBlockHeight, textTransform, type Timeline } from '../services/editor/model.ts';
@@ -232,7 +233,7 @@ async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, 
           err.input === 'product' ? `product_image_urls[${productIndex}]` : err.input === 'logo' ? 'brand_kit_id' : spec.avatar?.source === 'url' ? 'avatar_image_url' : 'avatar_id';
         throw new JobFailure({ code: 'input_unavailable', message: `${field}: the ${err.input} image ${err.message}`.slice(0, 1900), retryable: false, context: { field } });
       });
-      const key = `slideshows/${s.orgId}/${s.id}/slide-${i}.png`;
+      const key = slideshowSlideKey(s.orgId, s.id, i);
       const stored = await ctx.storage.put(key, png, 'image/png');
       recorded.set(i, await recordSlide(ctx, s, { index: i, storageKey: key, bytes: stored.bytes, width: spec.width, height: spec.height, text: texts[i] }));
     }
@@ -267,7 +268,7 @@ async function runSlideshow(ctx: AppContext, job: RunningJob<SlideshowJobData>, 
       onProgress: (fraction) => tools.progress('video', 75 + fraction * 24),
     });
     const probed = await probe({ path: out, type: 'video/mp4' }, { signal });
-    const key = `slideshows/${s.orgId}/${s.id}/carousel.mp4`;
+    const key = slideshowVideoKey(s.orgId, s.id);
     const stored = await ctx.storage.put(key, { file: out }, 'video/mp4');
     lap('video');
     ctx.log.info({ slideshow: s.id, attempt: job.attempt, stage_ms: took }, 'slideshow made');

@@ -15,6 +15,7 @@ import { findPublicAvatar, findVoice, PREVIEWS_DIR_URL, type RawAvatar, type Raw
 import { inputArgs, runFfmpeg } from './ffmpeg.ts';
 import { jobFolder } from './work-folder.ts';
 import type { Storage } from '../storage/index.ts';
+import { catalogSampleKey } from '../storage/keys.ts';
 
 /** What a voice says in its sample, by language (the part of the eSpeak voice before "-" / "+"). */
 const SAMPLE_TEXT: Record<string, (name: string) => string> = {
@@ -107,13 +108,11 @@ export interface SampleStore {
   ensure(sample: SampleFile & { make: MakeSample }): Promise<string>;
 }
 
-/** Storage key of a sample (relPath: voices/<id>.wav, avatars/<id>.mp4). */
-export const sampleKey = (relPath: string) => `catalog-samples/${relPath}`;
 
 export function sampleStore(storage: Storage, dataDir: string, speech: Speaker): SampleStore {
   const inFlight = new Map<string, Promise<string>>();
   const build = async (sample: SampleFile & { make: MakeSample }) => {
-    const key = sampleKey(sample.relPath);
+    const key = catalogSampleKey(sample.relPath);
     if (await storage.exists(key)) return key;
     const dir = await jobFolder(dataDir, `sample-${randomBytes(6).toString('hex')}`);
     try {

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { components } from '../../generated/openapi.d.ts';
 import type { Storage } from '../storage/index.ts';
+import { soundEffectKey } from '../storage/keys.ts';
 import { runFfmpeg } from './ffmpeg.ts';
 
 export interface SoundEffectDef {
@@ -148,8 +149,6 @@ export const SOUND_EFFECTS: SoundEffectDef[] = [
 ];
 
 export const SOUND_EFFECTS_BY_ID = new Map(SOUND_EFFECTS.map((s) => [s.id, s]));
-
-export const soundEffectKey = (id: string) => `sound-effects/${id}.wav`;
 
 const pending = new Map<string, Promise<string>>();
 

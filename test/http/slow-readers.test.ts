@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import t, { type Test } from 'tap';
-import { sampleKey } from '../../src/media/catalog-samples.ts';
+import { catalogSampleKey as sampleKey } from '../../src/storage/keys.ts';
 import { startTestApp } from '../helpers/app.ts';
 
 const CONNECTION_S = 2;

@@ -9,6 +9,7 @@ import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.ts';
 import { brandKits, customAvatars, customVoices, media } from '../../db/schema/index.ts';
 import type { Storage } from '../../storage/index.ts';
+import { keyWorkspace, WORKSPACE_KEY_PREFIXES as P } from '../../storage/keys.ts';
 
 /** A storage prefix and the table whose `key` column references its objects (keys are `<prefix><org id>/…`). */
 interface StoredObjectOwner {
@@ -21,18 +22,19 @@ interface StoredObjectOwner {
 const inMedia = (prefix: string): StoredObjectOwner => ({ prefix, table: media, orgId: media.orgId, key: media.storageKey });
 
 /**
- * Every prefix the service writes workspace objects under, with the table that references them.
- * Shared objects (sound-effects/, catalog-samples/) are not swept. A new `storage.put` prefix goes here.
+ * Every prefix the service writes workspace objects under (src/storage/keys.ts), with the table that
+ * references them. Shared objects (sound-effects/, catalog-samples/) are not swept. A new workspace
+ * layout in keys.ts gets its owner here.
  */
 export const STORED_OBJECT_OWNERS: readonly StoredObjectOwner[] = [
-  inMedia('generations/'),
-  inMedia('editor-media/'),
-  inMedia('editor-exports/'),
-  inMedia('slideshows/'),
-  inMedia('faceless/'),
-  { prefix: 'brand-kits/', table: brandKits, orgId: brandKits.orgId, key: brandKits.logoKey },
-  { prefix: 'avatars/', table: customAvatars, orgId: customAvatars.orgId, key: customAvatars.imageKey },
-  { prefix: 'voices/', table: customVoices, orgId: customVoices.orgId, key: customVoices.sampleKey },
+  inMedia(P.generations),
+  inMedia(P.editorMedia),
+  inMedia(P.editorExports),
+  inMedia(P.slideshows),
+  inMedia(P.faceless),
+  { prefix: P.brandKits, table: brandKits, orgId: brandKits.orgId, key: brandKits.logoKey },
+  { prefix: P.avatars, table: customAvatars, orgId: customAvatars.orgId, key: customAvatars.imageKey },
+  { prefix: P.voices, table: customVoices, orgId: customVoices.orgId, key: customVoices.sampleKey },
 ];
 
 /** An unreferenced object younger than this is left alone: its row may still be about to commit. */
@@ -69,7 +71,7 @@ export async function sweepOrphanedMedia(db: Db, storage: Storage, opts: { grace
     for await (const obj of storage.list(owner.prefix)) {
       result.checked++;
       if (obj.lastModified.getTime() > cutoff) continue;
-      const org = obj.key.slice(owner.prefix.length).split('/')[0];
+      const org = keyWorkspace(obj.key) ?? '';
       const keys = pending.get(org) ?? [];
       keys.push(obj.key);
       pending.set(org, keys);

@@ -22,6 +22,7 @@ import { samplePitch } from '../../media/pitch.ts';
 import { facePortrait } from '../../media/portrait.ts';
 import { processTempFolder } from '../../media/work-folder.ts';
 import type { Storage } from '../../storage/index.ts';
+import { brandKitLogoKey, customAvatarKey, customVoiceSampleKey } from '../../storage/keys.ts';
 import { loadCatalogData } from '../catalog/catalog-data.ts';
 import { changeAsset, deleteUnusedAsset } from './asset-use.ts';
 import { decodeInlineData } from '../editor/media.ts';
@@ -130,7 +131,7 @@ export function brandKitView(storage: Storage, k: BrandKitRow): S['BrandKit'] {
 
 async function storeLogo(deps: AssetDeps, orgId: string, logo: string): Promise<string> {
   const img = await receiveImage(logo, 'body.logo', deps.limits);
-  const key = `brand-kits/${orgId}/${randomUUID()}.${img.sniffed.ext}`;
+  const key = brandKitLogoKey(orgId, randomUUID(), img.sniffed.ext);
   await deps.storage.put(key, img.bytes, img.sniffed.mime);
   return key;
 }
@@ -228,7 +229,7 @@ export async function createAvatar(deps: AssetDeps, orgId: string, body: S['Crea
   const img = await receiveImage(body.image, 'body.image', deps.limits);
   const { png } = await facePortrait(img.bytes, deps.limits);
   const id = randomUUID();
-  const key = `avatars/${orgId}/${id}.png`;
+  const key = customAvatarKey(orgId, id);
   await deps.storage.put(key, png, 'image/png');
   const [row] = await deps.db.insert(customAvatars).values({ id, orgId, name, imageUrl: '', videoUrl: '', imageKey: key }).returning();
   return avatarView(deps.storage, row);
@@ -327,7 +328,7 @@ export async function createVoice(deps: AssetDeps, orgId: string, body: S['Creat
     if (pitch === null) throw reject(field, 'has no voiced sound to analyse (silence or noise only)');
     const base = closestVoice(language, pitch)!;
     const id = randomUUID();
-    const key = `voices/${orgId}/${id}.${facts.ext}`;
+    const key = customVoiceSampleKey(orgId, id, facts.ext);
     await deps.storage.put(key, bytes, facts.contentType);
     const [row] = await deps.db
       .insert(customVoices)

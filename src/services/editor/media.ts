@@ -18,6 +18,7 @@ import { declaredMatches, inspect, MediaRejected, normalizeType, sniff, SNIFF_BY
 import { pixelLimitContext } from '../../media/limits.ts';
 import type { Tx } from '../../db/client.ts';
 import { processTempFolder } from '../../media/work-folder.ts';
+import { editorMediaKey } from '../../storage/keys.ts';
 
 export type EditorMediaView = components['schemas']['EditorMedia'];
 export type EditorMediaType = components['schemas']['EditorMediaType'];
@@ -227,7 +228,7 @@ export async function ingest(ctx: AppContext, received: Received, opts: IngestOp
       ]);
     }
     const id = randomUUID();
-    const key = `editor-media/${opts.orgId}/${id}.${inspected.ext}`;
+    const key = editorMediaKey(opts.orgId, id, inspected.ext);
     const stored = await ctx.storage.put(key, { file: received.file }, inspected.contentType);
     const filename = safeFilename(opts.filename || `${id}.${inspected.ext}`);
     return {

@@ -12,11 +12,12 @@ import type { Db, Tx } from '../../db/client.ts';
 import { customVoices, media, mediaTranscripts } from '../../db/schema/index.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
-import { ensureSoundEffect, SOUND_EFFECTS_BY_ID, soundEffectKey } from '../../media/sound-effects.ts';
+import { ensureSoundEffect, SOUND_EFFECTS_BY_ID } from '../../media/sound-effects.ts';
 import { engineFor } from '../../engines/index.ts';
 import { SpeechFailed, type SpokenWord } from '../../engines/speech/types.ts';
 import { FetchRefused } from '../../net/guarded-fetch.ts';
 import { TranscriptionFailed } from '../../engines/transcribe/types.ts';
+import { editorMediaKey, soundEffectKey } from '../../storage/keys.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
 import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert, type MediaRow } from './media.ts';
 
@@ -150,7 +151,7 @@ export class EditResources {
         await runFfmpeg([...inputArgs({ path: speech.file, type: 'audio/wav' }), '-af', `volume=${gain}dB`, '-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', out], {
           cwd: path.dirname(speech.file),
         });
-        const storageKey = `editor-media/${this.orgId}/${id}.wav`;
+        const storageKey = editorMediaKey(this.orgId, id, 'wav');
         const stored = await this.ctx.storage.put(storageKey, { file: out }, 'audio/wav');
         const row: MediaInsert & { id: string } = {
           id,

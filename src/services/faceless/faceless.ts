@@ -8,6 +8,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { editorVideos, facelessVideos, media, videos } from '../../db/schema/index.ts';
 import { QUEUES } from '../../jobs/queue.ts';
+import { keyFilename } from '../../storage/keys.ts';
 import { keyedRequest, runChargedCommand } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
 import { applyCreditChange } from '../billing/credits.ts';
@@ -154,7 +155,7 @@ export async function completeFaceless(ctx: AppContext, f: FacelessRow, out: Fac
           status: 'completed',
           source: 'render',
           title: f.spec.title,
-          filename: out.storageKey.split('/').pop(),
+          filename: keyFilename(out.storageKey),
           contentType: 'video/mp4',
           sizeBytes: out.bytes,
           storageKey: out.storageKey,

@@ -8,6 +8,7 @@ import type { AppContext } from '../../context.ts';
 import { generations, media } from '../../db/schema/index.ts';
 import { notFound } from '../../errors.ts';
 import { generationQueue } from '../../jobs/queue.ts';
+import { keyFilename } from '../../storage/keys.ts';
 import { keyedRequest, runChargedCommand, type ChargedOutcome } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
 import { applyCreditChange } from '../billing/credits.ts';
@@ -158,7 +159,7 @@ export async function completeGeneration(ctx: AppContext, g: GenerationRow, out:
         status: 'completed',
         source: 'generation',
         title: g.spec.title,
-        filename: out.storageKey.split('/').pop(),
+        filename: keyFilename(out.storageKey),
         contentType: out.contentType,
         sizeBytes: out.bytes,
         storageKey: out.storageKey,

@@ -13,6 +13,7 @@ import { editorVideos, media, slideshows, slideshowSlides, videos } from '../../
 import { notFound } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { SlideCopy } from '../../engines/write/types.ts';
+import { keyFilename } from '../../storage/keys.ts';
 import { keyedRequest, runChargedCommand } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
 import { applyCreditChange } from '../billing/credits.ts';
@@ -213,7 +214,7 @@ export async function recordSlide(ctx: AppContext, s: SlideshowRow, slide: Store
         status: 'completed',
         source: 'generation',
         title: `${s.spec.title} — slide ${slide.index + 1}`,
-        filename: slide.storageKey.split('/').pop(),
+        filename: keyFilename(slide.storageKey),
         contentType: 'image/png',
         sizeBytes: slide.bytes,
         storageKey: slide.storageKey,
@@ -273,7 +274,7 @@ export async function completeSlideshow(ctx: AppContext, s: SlideshowRow, out: S
           status: 'completed',
           source: 'render',
           title: s.spec.title,
-          filename: out.storageKey.split('/').pop(),
+          filename: keyFilename(out.storageKey),
           contentType: 'video/mp4',
           sizeBytes: out.bytes,
           storageKey: out.storageKey,
