@@ -11,13 +11,12 @@ import path from 'node:path';
 import type { AppContext } from '../context.ts';
 import { media, mediaTranscripts } from '../db/schema/index.ts';
 import { FfmpegError, inputArgs, probe, runFfmpeg } from '../media/ffmpeg.ts';
+import { fetchCheckedMedia } from '../media/fetch-media.ts';
 import { renderMusicBed } from '../media/music-bed.ts';
-import { sniff } from '../media/inspect.ts';
 import { engineFor } from '../engines/index.ts';
 import type { RenderMedia } from '../engines/render/types.ts';
 import { SpeechFailed, type SpokenWord } from '../engines/speech/types.ts';
 import { jobFolder } from '../media/work-folder.ts';
-import { FetchRefused } from '../net/guarded-fetch.ts';
 import { WriterFailed } from '../engines/write/types.ts';
 import { facelessMusicKey, facelessSceneKey, facelessVideoKey, facelessVoiceoverKey } from '../storage/keys.ts';
 import type { CaptionEntry } from '../services/editor/model.ts';
@@ -96,20 +95,17 @@ class Stages {
 }
 
 async function fetchReference(ctx: AppContext, url: string, field: string, signal: AbortSignal): Promise<Buffer> {
-  let body: Buffer;
-  try {
-    body = (await ctx.fetcher.fetch(url, { maxBytes: 20 * 1024 * 1024, timeoutMs: ctx.config.outboundFetchJobTimeoutMs, signal })).body;
-  } catch (err) {
-    if (err instanceof FetchRefused) {
-      throw new JobFailure({ code: 'input_unavailable', message: `${field} ${url} ${err.message}`, retryable: err.retryable, context: { field, url, reason: err.reason } }, err.retryable);
-    }
-    throw err;
-  }
-  const sniffed = await sniff(body).catch(() => undefined);
-  if (!sniffed || !REFERENCE_TYPES.has(sniffed.mime)) {
-    throw new JobFailure({ code: 'input_unavailable', message: `${field} ${url} is ${sniffed?.mime ?? 'not a recognised image'}; PNG, JPEG or WebP only`, retryable: false, context: { field, url } });
-  }
-  return body;
+  const { bytes } = await fetchCheckedMedia(ctx.fetcher, url, {
+    maxBytes: 20 * 1024 * 1024,
+    timeoutMs: ctx.config.outboundFetchJobTimeoutMs,
+    signal,
+    types: REFERENCE_TYPES,
+    refuse: (r) =>
+      r.reason === 'fetch'
+        ? new JobFailure({ code: 'input_unavailable', message: `${field} ${url} ${r.error.message}`, retryable: r.error.retryable, context: { field, url, reason: r.error.reason } }, r.error.retryable)
+        : new JobFailure({ code: 'input_unavailable', message: `${field} ${url} is ${('mime' in r && r.mime) || 'not a recognised image'}; PNG, JPEG or WebP only`, retryable: false, context: { field, url } }),
+  });
+  return bytes;
 }
 
 /** Runs `fn` over `items` with at most `limit` at once (scenes render two at a time). */

@@ -13,9 +13,9 @@ import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { media, referenceInspirations } from '../db/schema/index.ts';
 import type { MediaFile } from '../media/ffmpeg.ts';
-import { inspect, MediaRejected, sniff } from '../media/inspect.ts';
+import { checkMediaBytes, fetchCheckedMedia, fetchMediaBytes, type MediaRefusal } from '../media/fetch-media.ts';
+import { DEFAULT_PIXEL_LIMITS } from '../media/limits.ts';
 import { jobFolder } from '../media/work-folder.ts';
-import { FetchRefused } from '../net/guarded-fetch.ts';
 import { cancelHostedJob, engineFor, generationCapability } from '../engines/index.ts';
 import { ProviderError, type GenerationJob, type ProviderJobRef } from '../engines/generation.ts';
 import { isNotFound } from '../storage/index.ts';
@@ -46,37 +46,31 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
   const spec = g.spec;
   const ids = [...spec.references, spec.sourceVideo, spec.motionVideo, spec.audio].flatMap((m) => (m?.mediaId ? [m.mediaId] : []));
   const rows = await loadMedia(ctx, g.orgId, ids);
+  // A URL the guarded client refused, or fetched bytes refused: input_unavailable, retried only when the fetch may succeed later.
+  const fetchRefused = (input: MediaInput, field: string) => (r: MediaRefusal) =>
+    new JobFailure({ code: 'input_unavailable', message: `${field} ${input.url} ${r.message}`, retryable: r.reason === 'fetch' && r.error.retryable, context: { field, url: input.url, reason: r.code } }, r.reason === 'fetch' && r.error.retryable);
   const bytesOf = async (input: MediaInput, field: string, maxBytes: number): Promise<Buffer> => {
     if (input.mediaId) {
       const row = rows.get(input.mediaId);
       if (!row) throw new JobFailure({ code: 'input_unavailable', message: `Media ${input.mediaId} no longer exists`, retryable: false, context: { field } });
       return ctx.storage.readBuffer(row.storageKey);
     }
-    try {
-      return (await ctx.fetcher.fetch(input.url!, { maxBytes, timeoutMs: ctx.config.outboundFetchJobTimeoutMs, signal })).body;
-    } catch (err) {
-      if (err instanceof FetchRefused) {
-        throw new JobFailure(
-          { code: 'input_unavailable', message: `${field} ${input.url} ${err.message}`, retryable: err.retryable, context: { field, url: input.url, reason: err.reason } },
-          err.retryable,
-        );
-      }
-      throw err;
-    }
+    return fetchMediaBytes(ctx.fetcher, input.url!, { maxBytes, timeoutMs: ctx.config.outboundFetchJobTimeoutMs, signal, refuse: fetchRefused(input, field) });
   };
   // Reference images are decoded by sharp, which also reads SVG, TIFF, GIF …: only the three image
   // types the contract names get that far, whatever a URL serves.
   const referenceImage = async (input: MediaInput, field: string): Promise<Buffer> => {
     const bytes = await bytesOf(input, field, 20 * 1024 * 1024);
-    const sniffed = await sniff(bytes).catch(() => undefined);
-    if (!sniffed || !REFERENCE_IMAGE_TYPES.has(sniffed.mime)) {
-      throw new JobFailure({
-        code: 'input_unavailable',
-        message: `${field} ${input.url ?? input.mediaId} is ${sniffed?.mime ?? 'not a recognised image'}; PNG, JPEG or WebP only`,
-        retryable: false,
-        context: { field },
-      });
-    }
+    await checkMediaBytes(bytes, {
+      types: REFERENCE_IMAGE_TYPES,
+      refuse: (r) =>
+        new JobFailure({
+          code: 'input_unavailable',
+          message: `${field} ${input.url ?? input.mediaId} is ${('mime' in r && r.mime) || 'not a recognised image'}; PNG, JPEG or WebP only`,
+          retryable: false,
+          context: { field },
+        }),
+    });
     return bytes;
   };
   // Every file input is a copy inside the job's folder with its sniffed type: a stored media item
@@ -90,19 +84,14 @@ async function gatherInputs(ctx: AppContext, g: GenerationRow, workDir: string, 
       await ctx.storage.copyToFile(row.storageKey, file);
       return { path: file, type: row.contentType };
     }
-    const bytes = await bytesOf(input, field, 200 * 1024 * 1024);
-    const file = path.join(workDir, name);
-    await fs.writeFile(file, bytes);
-    try {
-      const sniffed = await sniff(bytes);
-      const inspected = await inspect(file, sniffed);
-      return { path: file, type: inspected.contentType };
-    } catch (err) {
-      if (err instanceof MediaRejected) {
-        throw new JobFailure({ code: 'input_unavailable', message: `${field} ${input.url} ${err.message}`, retryable: false, context: { field, url: input.url, reason: err.reason } });
-      }
-      throw err;
-    }
+    const { inspected } = await fetchCheckedMedia(ctx.fetcher, input.url!, {
+      maxBytes: 200 * 1024 * 1024,
+      timeoutMs: ctx.config.outboundFetchJobTimeoutMs,
+      signal,
+      inspect: { file: path.join(workDir, name), limits: DEFAULT_PIXEL_LIMITS },
+      refuse: fetchRefused(input, field),
+    });
+    return { path: inspected.file, type: inspected.facts.contentType };
   };
   // Assets: the kit's logo and the avatar's portrait, read now (uploads from storage, checked
   // when uploaded; older URL assets through the guarded client, checked like references).

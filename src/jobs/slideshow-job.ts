@@ -12,13 +12,10 @@
 // A failure becomes the slideshow's error with a refund once no retry follows (defineJob).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import sharp from 'sharp';
 import type { AppContext } from '../context.ts';
 import { FfmpegError, probe } from '../media/ffmpeg.ts';
-import { sniff } from '../media/inspect.ts';
-import { pixelProblem } from '../media/limits.ts';
+import { fetchCheckedMedia } from '../media/fetch-media.ts';
 import { jobFolder } from '../media/work-folder.ts';
-import { FetchRefused } from '../net/guarded-fetch.ts';
 import { isNotFound } from '../storage/index.ts';
 import { SlideInputError, type SlideLayout, type SlidePalette } from '../engines/image/types.ts';
 import { engineFor } from '../engines/index.ts';
@@ -58,7 +55,6 @@ const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 /** Reference templates whose slides show the product full-bleed (a photo dump, a story). */
 const FULL_BLEED_TEMPLATES = new Set(['photo-dump-carousel', 'storytime-slideshow']);
 
-/** A user image fetched through the guarded client, sniffed and checked like other user media. */
 /** An uploaded asset image (avatar portrait, brand logo) from storage; checked when it was uploaded. */
 async function storedImage(ctx: AppContext, key: string, field: string): Promise<Buffer> {
   return ctx.storage.readBuffer(key).catch((err: unknown) => {
@@ -67,28 +63,27 @@ async function storedImage(ctx: AppContext, key: string, field: string): Promise
   });
 }
 
+/** A user image fetched through the guarded client, sniffed and checked like other user media. */
 async function fetchImage(ctx: AppContext, url: string, field: string, signal: AbortSignal): Promise<Buffer> {
-  let bytes: Buffer;
-  try {
-    bytes = (await ctx.fetcher.fetch(url, { maxBytes: SLIDESHOW_IMAGE_MAX_BYTES, timeoutMs: ctx.config.outboundFetchJobTimeoutMs, signal })).body;
-  } catch (err) {
-    if (err instanceof FetchRefused) {
-      throw new JobFailure({ code: 'input_unavailable', message: `${field} ${url} ${err.message}`, retryable: err.retryable, context: { field, url, reason: err.reason } }, err.retryable);
-    }
-    throw err;
-  }
-  const sniffed = await sniff(bytes).catch(() => undefined);
-  if (!sniffed || !IMAGE_TYPES.has(sniffed.mime)) {
-    throw new JobFailure({
-      code: 'input_unavailable',
-      message: `${field} ${url} is ${sniffed?.mime ?? 'not a recognised image'}; PNG, JPEG or WebP only`,
-      retryable: false,
-      context: { field, url, reason: 'type' },
-    });
-  }
-  const meta = await sharp(bytes).metadata().catch(() => undefined);
-  const problem = meta?.width && meta.height ? pixelProblem(meta.width, meta.height, { maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension }) : 'could not be decoded';
-  if (problem) throw new JobFailure({ code: 'input_unavailable', message: `${field} ${url} ${problem}`, retryable: false, context: { field, url, reason: 'pixels' } });
+  const { bytes } = await fetchCheckedMedia(ctx.fetcher, url, {
+    maxBytes: SLIDESHOW_IMAGE_MAX_BYTES,
+    timeoutMs: ctx.config.outboundFetchJobTimeoutMs,
+    signal,
+    types: IMAGE_TYPES,
+    pixels: { maxPixels: ctx.config.mediaMaxPixels, maxDimension: ctx.config.mediaMaxDimension },
+    refuse: (r) => {
+      if (r.reason === 'fetch') {
+        return new JobFailure({ code: 'input_unavailable', message: `${field} ${url} ${r.error.message}`, retryable: r.error.retryable, context: { field, url, reason: r.error.reason } }, r.error.retryable);
+      }
+      if (r.reason === 'pixels') return new JobFailure({ code: 'input_unavailable', message: `${field} ${url} ${r.message}`, retryable: false, context: { field, url, reason: 'pixels' } });
+      return new JobFailure({
+        code: 'input_unavailable',
+        message: `${field} ${url} is ${('mime' in r && r.mime) || 'not a recognised image'}; PNG, JPEG or WebP only`,
+        retryable: false,
+        context: { field, url, reason: 'type' },
+      });
+    },
+  });
   return bytes;
 }
 

@@ -17,15 +17,16 @@
 // Aborts (the job's signal) reject with the signal's reason and leave the hosted job running: its
 // id is stored on the generation and the next delivery resumes it.
 import { randomInt } from 'node:crypto';
-import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import sharp from 'sharp';
 import type { MediaFile } from '../../media/ffmpeg.ts';
-import { inspect, MediaRejected, sniff } from '../../media/inspect.ts';
+import { sniff } from '../../media/inspect.ts';
 import { DEFAULT_PIXEL_LIMITS, type PixelLimits } from '../../media/limits.ts';
-import { FetchRefused, type GuardedFetcher } from '../../net/guarded-fetch.ts';
+import type { GuardedFetcher } from '../../net/guarded-fetch.ts';
 import { CONTENT_TYPES, ProviderError, type GenerationJob, type ImageFormat, type ProviderModel, type ProviderResult } from '../generation.ts';
+import { checkMediaBytes, fetchMediaBytes } from '../../media/fetch-media.ts';
 
 export interface HostedOptions {
   /** REPLICATE_API_BASE, FAL_QUEUE_BASE or OPENAI_API_BASE (no trailing slash). */
@@ -291,15 +292,13 @@ const MAX_OUTPUT_SECONDS = 120;
 
 /** Fetches an output URL through the guarded client (provider CDNs are not our hosts). */
 export async function downloadOutput(label: string, fetcher: GuardedFetcher, url: string, job: GenerationJob, signal: AbortSignal | undefined, timeoutMs: number): Promise<Buffer> {
-  try {
-    return (await fetcher.fetch(url, { maxBytes: MAX_OUTPUT_BYTES[job.output], timeoutMs, signal })).body;
-  } catch (err) {
-    if (signal?.aborted) throw abortReason(signal);
-    if (err instanceof FetchRefused) {
-      throw new ProviderError(`${label} output ${url} ${err.message}`, { retryable: err.retryable || err.reason === 'network', code: 'provider_error', cause: err });
-    }
-    throw err;
-  }
+  return fetchMediaBytes(fetcher, url, {
+    maxBytes: MAX_OUTPUT_BYTES[job.output],
+    timeoutMs,
+    signal,
+    refuse: ({ error }) =>
+      signal?.aborted ? abortReason(signal) : new ProviderError(`${label} output ${url} ${error.message}`, { retryable: error.retryable || error.reason === 'network', code: 'provider_error', cause: error }),
+  });
 }
 
 /**
@@ -311,18 +310,22 @@ export async function storeOutput(label: string, job: GenerationJob, bytes: Buff
   const invalid = (why: string, cause?: unknown) =>
     new ProviderError(`${label} output is not a valid ${job.output}: ${why}`.slice(0, 1900), { retryable: false, code: 'provider_invalid_output', cause });
   if (bytes.length > MAX_OUTPUT_BYTES[job.output]) throw invalid(`it is over ${MAX_OUTPUT_BYTES[job.output]} bytes`);
-  const sniffed = await sniff(bytes).catch(() => undefined);
   const wanted = job.output === 'video' ? ['video/mp4'] : ['image/png', 'image/jpeg', 'image/webp'];
-  if (!sniffed || !wanted.includes(sniffed.mime)) throw invalid(`it is ${sniffed?.mime ?? 'not a recognised file'} (expected ${wanted.join(', ')})`);
-  const tmp = path.join(workDir, `.${job.generationId}.download.${sniffed.ext}`);
-  await writeFile(tmp, bytes);
+  const { sniffed, inspected } = await checkMediaBytes(bytes, {
+    types: wanted,
+    // An output of another kind (an mp4 with sound only) has no dimensions.
+    inspect: { file: (s) => path.join(workDir, `.${job.generationId}.download.${s.ext}`), limits, kinds: [job.output], maxSeconds: MAX_OUTPUT_SECONDS },
+    refuse: (r) =>
+      r.reason === 'type'
+        ? invalid(`it is ${r.mime ?? 'not a recognised file'} (expected ${wanted.join(', ')})`)
+        : r.reason === 'kind'
+          ? invalid('no dimensions')
+          : invalid(`it ${r.message}`, r.reason === 'rejected' ? r.error : undefined),
+  });
+  const { file: tmp, facts: info } = inspected;
   try {
-    const info = await inspect(tmp, sniffed, limits).catch((err: unknown) => {
-      throw err instanceof MediaRejected ? invalid(`it ${err.message}`, err) : err;
-    });
     if (!info.width || !info.height) throw invalid('no dimensions');
     if (job.output === 'video') {
-      if ((info.durationSeconds ?? 0) > MAX_OUTPUT_SECONDS) throw invalid(`it lasts ${info.durationSeconds} s, more than the ${MAX_OUTPUT_SECONDS} s accepted`);
       const out = path.join(workDir, `${job.generationId}.mp4`);
       await rename(tmp, out);
       // Whether it has sound is what the model made, not what was asked (Kling makes none).

@@ -15,8 +15,8 @@ import { inputArgs, runFfmpeg } from '../../media/ffmpeg.ts';
 import { ensureSoundEffect, SOUND_EFFECTS_BY_ID } from '../../media/sound-effects.ts';
 import { engineFor } from '../../engines/index.ts';
 import { SpeechFailed, type SpokenWord } from '../../engines/speech/types.ts';
-import { FetchRefused } from '../../net/guarded-fetch.ts';
 import { TranscriptionFailed } from '../../engines/transcribe/types.ts';
+import { fetchMediaBytes } from '../../media/fetch-media.ts';
 import { editorMediaKey, soundEffectKey } from '../../storage/keys.ts';
 import { findVoice, loadCatalogData } from '../catalog/catalog-data.ts';
 import { discardStored, ingest, receiveBuffer, tempPath, URL_IMPORT_MAX_BYTES, type EditorMediaType, type MediaInsert, type MediaRow } from './media.ts';
@@ -337,15 +337,12 @@ export class EditResources {
 export async function fetchMedia(ctx: AppContext, url: string, field: string, signal?: AbortSignal): Promise<Buffer> {
   const problem = ctx.fetcher.precheck(url, { httpsOnly: true });
   if (problem) throw badRequest(`Invalid request: ${field} ${problem}`, [{ field, message: problem }]);
-  try {
-    const res = await ctx.fetcher.fetch(url, { httpsOnly: true, maxBytes: URL_IMPORT_MAX_BYTES, signal });
-    return res.body;
-  } catch (err) {
-    if (err instanceof FetchRefused) {
-      throw badRequest(`Invalid request: ${field} ${err.message}`, [{ field, message: err.message }], { reason: err.reason });
-    }
-    throw err;
-  }
+  return fetchMediaBytes(ctx.fetcher, url, {
+    httpsOnly: true,
+    maxBytes: URL_IMPORT_MAX_BYTES,
+    signal,
+    refuse: (r) => badRequest(`Invalid request: ${field} ${r.message}`, [{ field, message: r.message }], { reason: r.code }),
+  });
 }
 
 export function urlFilename(url: string): string {

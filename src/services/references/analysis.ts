@@ -12,9 +12,8 @@ import path from 'node:path';
 import type { AppContext } from '../../context.ts';
 import { analyseImage, analyseVideo, deltaE, hexToLab, mergePalettes, type Box, type ImageAnalysis, type MediaAnalysis, type PaletteColor } from '../../media/analysis.ts';
 import type { MediaFile } from '../../media/ffmpeg.ts';
-import { inspect, MediaRejected, sniff } from '../../media/inspect.ts';
+import { fetchCheckedMedia } from '../../media/fetch-media.ts';
 import { processTempFolder } from '../../media/work-folder.ts';
-import { FetchRefused } from '../../net/guarded-fetch.ts';
 import { engineFor } from '../../engines/index.ts';
 import { TranscriptionFailed } from '../../engines/transcribe/types.ts';
 import { findSlideshowTemplate, findTemplate, PREVIEWS_DIR_URL } from '../catalog/catalog-data.ts';
@@ -85,23 +84,16 @@ export async function analyseUrlMedia(ctx: AppContext, items: { url: string; kin
   try {
     const files: MediaFile[] = [];
     for (const [i, item] of items.entries()) {
-      let body: Buffer;
-      try {
-        body = (await ctx.fetcher.fetch(item.url, { maxBytes: item.kind === 'video' ? SUGGEST_VIDEO_MAX_BYTES : SUGGEST_IMAGE_MAX_BYTES })).body;
-      } catch (err) {
-        if (err instanceof FetchRefused) throw new UrlMediaRefused(item.field, `could not be fetched: ${err.message}`);
-        throw err;
-      }
-      const file = path.join(dir, `input-${i}`);
-      await fs.writeFile(file, body);
-      try {
-        const inspected = await inspect(file, await sniff(body.subarray(0, 4100)), limitsOf(ctx));
-        if (inspected.kind !== item.kind) throw new MediaRejected('kind', `is ${inspected.contentType}, not ${item.kind === 'image' ? 'an image' : 'a video'}`);
-        files.push({ path: file, type: inspected.contentType });
-      } catch (err) {
-        if (err instanceof MediaRejected) throw new UrlMediaRefused(item.field, err.message);
-        throw err;
-      }
+      const { inspected } = await fetchCheckedMedia(ctx.fetcher, item.url, {
+        maxBytes: item.kind === 'video' ? SUGGEST_VIDEO_MAX_BYTES : SUGGEST_IMAGE_MAX_BYTES,
+        inspect: { file: path.join(dir, `input-${i}`), limits: limitsOf(ctx), kinds: [item.kind] },
+        refuse: (r) =>
+          new UrlMediaRefused(
+            item.field,
+            r.reason === 'fetch' ? `could not be fetched: ${r.message}` : r.reason === 'kind' ? `${r.message}, not ${item.kind === 'image' ? 'an image' : 'a video'}` : r.message,
+          ),
+      });
+      files.push({ path: inspected.file, type: inspected.facts.contentType });
     }
     // Suggestions are free and answered while the client waits: no transcript, the first 30 s of a video.
     return await analyseFiles({ config: { ...ctx.config, transcription: { ...ctx.config.transcription, url: undefined } }, log: ctx.log }, files, dir, undefined, SUGGEST_VIDEO_SECONDS);

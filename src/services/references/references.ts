@@ -17,7 +17,7 @@ import type { AppContext } from '../../context.ts';
 import { generations, media, referenceInspirations } from '../../db/schema/index.ts';
 import { ApiError, badRequest, type FieldError } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
-import { FetchRefused } from '../../net/guarded-fetch.ts';
+import { fetchMediaBytes } from '../../media/fetch-media.ts';
 import { findTemplate, referenceTemplateTargets, type ReferenceTemplateTarget } from '../catalog/catalog-data.ts';
 import { keyedRequest, runChargedCommand, type Priced } from '../billing/charged-command.ts';
 import type { Tx } from '../../db/client.ts';
@@ -271,21 +271,15 @@ export async function fetchReferenceMedia(ctx: AppContext, row: ReferenceRow, si
 async function fetchEach(ctx: AppContext, row: ReferenceRow, out: MediaInsert[], signal: AbortSignal | undefined): Promise<void> {
   for (const input of row.inputs as ReferenceInput[]) {
     if (!('url' in input)) continue;
-    let body: Buffer;
-    try {
-      // A job's deadline (OUTBOUND_FETCH_JOB_TIMEOUT_MS); `signal` is the job's own (pg-boss stops it).
-      body = (
-        await ctx.fetcher.fetch(input.url, {
-          maxBytes: input.kind === 'video' ? VIDEO_MAX_BYTES : IMAGE_MAX_BYTES,
-          timeoutMs: ctx.config.outboundFetchJobTimeoutMs,
-          signal,
-        })
-      ).body;
-    } catch (err) {
+    // A job's deadline (OUTBOUND_FETCH_JOB_TIMEOUT_MS); `signal` is the job's own (pg-boss stops it).
+    // The bytes are checked as they are stored (ingest, like an upload).
+    const body = await fetchMediaBytes(ctx.fetcher, input.url, {
+      maxBytes: input.kind === 'video' ? VIDEO_MAX_BYTES : IMAGE_MAX_BYTES,
+      timeoutMs: ctx.config.outboundFetchJobTimeoutMs,
+      signal,
       // Abandoned (the job was stopped): not the media's fault; the job's retry path decides.
-      if (err instanceof FetchRefused && err.reason !== 'aborted') throw new MediaRefused(input.field, `could not be fetched: ${err.message}`);
-      throw err;
-    }
+      refuse: (r) => (r.error.reason === 'aborted' ? r.error : new MediaRefused(input.field, `could not be fetched: ${r.message}`)),
+    });
     try {
       const done = await ingest(ctx, await receiveBuffer(ctx, body), {
         orgId: row.orgId,
