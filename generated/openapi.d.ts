@@ -2746,7 +2746,7 @@ export interface components {
          * @description A social network.
          * @enum {string}
          */
-        SocialPlatform: "instagram" | "tiktok" | "x" | "linkedin" | "threads" | "youtube" | "pinterest" | "facebook";
+        SocialPlatform: "instagram" | "facebook" | "tiktok" | "x" | "linkedin" | "threads" | "youtube" | "pinterest";
         /** @description get_workspace takes no arguments. */
         GetWorkspaceInput: Record<string, never>;
         /** @description The caller's workspace, plan, credit balance and granted scopes. */

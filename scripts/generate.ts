@@ -4,6 +4,7 @@
 //   operations.json         the operation index: method, path, scopes, params, statuses, MCP tools;
 //                           the MCP-only tools as entries of the same shape (no method or path)
 //   mcp-only-tools.d.ts     the input and output types of the MCP-only tools, by tool name
+//   enums.ts                the values of every string enum of components/schemas (`<Schema>Values`)
 //   request-validators.cjs  AJV standalone validators for JSON request bodies (no coercion)
 //   param-validators.cjs    AJV standalone validators for path/query/header parameters
 //   *-validators-fast.cjs   the request-side validators again, stopping at the first error

@@ -2,6 +2,7 @@
 // Every variable is documented in the README's configuration table.
 import os from 'node:os';
 import path from 'node:path';
+import { SocialPlatformValues } from '../generated/enums.ts';
 import type { S3Config } from './storage/s3.ts';
 
 export interface Config {
@@ -383,12 +384,10 @@ export interface SocialConfig {
   concurrency: number;
 }
 
-const SOCIAL_PLATFORM_NAMES = ['instagram', 'facebook', 'tiktok', 'x', 'linkedin', 'threads', 'youtube', 'pinterest'];
-
 function socialConfig(env: NodeJS.ProcessEnv): SocialConfig {
   const apiBase: SocialConfig['apiBase'] = {};
   const clients: SocialConfig['clients'] = {};
-  for (const p of SOCIAL_PLATFORM_NAMES) {
+  for (const p of SocialPlatformValues) {
     const name = `SOCIAL_API_BASE_${p.toUpperCase()}`;
     const raw = env[name];
     if (raw) {

@@ -2385,7 +2385,7 @@ export type Scope = 'generations:read' | 'generations:write' | 'social:read' | '
 /**
  * A social network.
  */
-export type SocialPlatform = 'instagram' | 'tiktok' | 'x' | 'linkedin' | 'threads' | 'youtube' | 'pinterest' | 'facebook';
+export type SocialPlatform = 'instagram' | 'facebook' | 'tiktok' | 'x' | 'linkedin' | 'threads' | 'youtube' | 'pinterest';
 
 /**
  * get_workspace takes no arguments.

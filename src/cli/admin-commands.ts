@@ -52,7 +52,7 @@ const USAGE = `Usage: npm run -s admin -- <command>
   grant revoke --id GRANT_ID disconnect one: its tokens stop working at once
   reference pending          public reference inspirations waiting for review
   reference review --id ID --decision approve|reject [--reason TEXT]
-  social connect --org ID --platform instagram|facebook|tiktok|x|linkedin|threads|youtube|pinterest
+  social connect --org ID --platform ${SOCIAL_PLATFORMS.join('|')}
                  --handle NAME --access-token TOKEN [--refresh-token TOKEN] [--expires-in SECONDS]
                  [--account-id PLATFORM_ACCOUNT_ID] [--display-name NAME] [--scopes a,b]
   social list --org ID       the workspace's connected social accounts (never their tokens)

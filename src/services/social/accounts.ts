@@ -3,9 +3,11 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { socialAccounts } from '../../db/schema/index.ts';
+import { SocialPlatformValues } from '../../../generated/enums.ts';
 import type { TokenCipher } from './token-crypto.ts';
 
-export const SOCIAL_PLATFORMS = ['instagram', 'facebook', 'tiktok', 'x', 'linkedin', 'threads', 'youtube', 'pinterest'] as const;
+/** The platforms, from the contract's SocialPlatform enum (in its order: lists and messages show them so). */
+export const SOCIAL_PLATFORMS = SocialPlatformValues;
 export type SocialPlatform = (typeof SOCIAL_PLATFORMS)[number];
 export const isSocialPlatform = (v: string): v is SocialPlatform => (SOCIAL_PLATFORMS as readonly string[]).includes(v);
 
