@@ -1,5 +1,6 @@
 // The one error type handlers and services throw. Adapters (REST, MCP) turn it into the
 // envelope {error: {code, message, retryable, context}}.
+import type { components } from '../generated/openapi.d.ts';
 
 export const ERROR_STATUS = {
   bad_request: 400,
@@ -19,13 +20,12 @@ export const ERROR_STATUS = {
   server_error: 500,
   not_implemented: 501,
   service_unavailable: 503,
-} as const;
+} as const satisfies Record<ErrorEnvelope['error']['code'], number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-export interface ErrorEnvelope {
-  error: { code: ErrorCode; message: string; retryable: boolean; context: Record<string, unknown> };
-}
+/** The contract's error envelope (ErrorResponse). */
+export type ErrorEnvelope = components['schemas']['ErrorResponse'];
 
 export const isRetryableStatus = (status: number): boolean => status === 429 || status >= 500;
 
@@ -83,10 +83,8 @@ function escapeContext(value: unknown, depth = 0, key = ''): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [escapeControls(k, false, MAX_FIELD), escapeContext(v, depth + 1, k)]));
 }
 
-export interface FieldError {
-  field: string;
-  message: string;
-}
+/** One failing field of a bad_request (the contract's FieldError). */
+export type FieldError = components['schemas']['FieldError'];
 
 export function badRequest(message: string, errors: FieldError[] = [], extra: Record<string, unknown> = {}): ApiError {
   return new ApiError('bad_request', message, { ...extra, errors });

@@ -27,6 +27,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import phashModule from 'sharp-phash';
+import type { components } from '../../generated/openapi.d.ts';
 import { escapeFilterValue, extractFrame, inputArgs, probe, runFfmpeg, type MediaFile } from './ffmpeg.ts';
 import type { PixelLimits } from './limits.ts';
 import { recognizeText } from './ocr.ts';
@@ -34,31 +35,13 @@ import { recognizeText } from './ocr.ts';
 // sharp-phash is CommonJS (module.exports = phash); its typings declare an ES default export.
 const phash = phashModule as unknown as (image: Buffer) => Promise<string>;
 
-export type Box = { x: number; y: number; width: number; height: number };
-export type PaletteColor = { hex: string; proportion: number };
-
-export interface ImageAnalysis {
-  kind: 'image';
-  width: number;
-  height: number;
-  orientation: 'portrait' | 'landscape' | 'square';
-  palette: PaletteColor[];
-  subject: Box | null;
-  text: string;
-  text_regions: Box[];
-  phash: string;
-}
-
-export interface VideoAnalysis extends Omit<ImageAnalysis, 'kind'> {
-  kind: 'video';
-  duration_seconds: number;
-  fps: number | null;
-  scene_cuts_seconds: number[];
-  loudness_lufs: number | null;
-  speech: boolean;
-  transcript: string | null;
-  keyframes: ImageAnalysis[];
-}
+// The shapes of the contract (a reference's media analysis), narrowed by kind.
+type S = components['schemas'];
+export type Box = S['ReferenceFrameBox'];
+export type PaletteColor = S['ReferencePaletteColor'];
+export type ImageAnalysis = S['ReferenceImageAnalysis'] & { kind: 'image' };
+/** A video's analysis: every video-only field present, its keyframes analysed as images. */
+export type VideoAnalysis = Required<S['ReferenceMediaAnalysis']> & { kind: 'video'; keyframes: ImageAnalysis[] };
 
 export type MediaAnalysis = ImageAnalysis | VideoAnalysis;
 

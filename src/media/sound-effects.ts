@@ -9,15 +9,11 @@ import type { Storage } from '../storage/index.ts';
 import { soundEffectKey } from '../storage/keys.ts';
 import { runFfmpeg } from './ffmpeg.ts';
 
-export interface SoundEffectDef {
-  id: string;
-  name: string;
-  category: string;
-  tags: string[];
-  duration_seconds: number;
+/** A sound effect as the contract lists it (but its URL), and how it is made. */
+export type SoundEffectDef = Omit<components['schemas']['SoundEffect'], 'preview_url'> & {
   /** ffmpeg -filter_complex graph producing [out] (mono or stereo, any rate). */
   graph: string;
-}
+};
 
 const d = (s: number) => s.toFixed(3);
 

@@ -1,12 +1,10 @@
 // The speech capability: text → a WAV file, with its duration and each word's timing (so the
 // captions of our voiceovers are exact, not transcribed). Engine: eSpeak NG (./espeak.ts), chosen
 // by the registry (../index.ts).
+import type { components } from '../../../generated/openapi.d.ts';
 
-export interface SpokenWord {
-  text: string;
-  startMs: number;
-  endMs: number;
-}
+/** A word spoken and when (the contract's CaptionWord; synthesis knows no confidence). */
+export type SpokenWord = Omit<components['schemas']['CaptionWord'], 'confidence'>;
 
 export interface Speech {
   /** The WAV file written (22.05 kHz mono PCM). */

@@ -3,13 +3,10 @@
 // reference video). Engine: an OpenAI-compatible speech-to-text API (./openai-compatible.ts) when
 // TRANSCRIPTION_PROVIDER_URL is set; there is no local one, so without it the registry
 // (../index.ts) has none and callers say so.
+import type { components } from '../../../generated/openapi.d.ts';
 
-export interface TranscribedWord {
-  text: string;
-  startMs: number;
-  endMs: number;
-  confidence?: number;
-}
+/** A word and its timing (the contract's CaptionWord). */
+export type TranscribedWord = components['schemas']['CaptionWord'];
 
 export interface Transcript {
   text: string;

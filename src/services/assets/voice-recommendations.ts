@@ -16,16 +16,8 @@ export async function recommendVoices(ctx: AppContext, orgId: string, args: Sche
   return { object: 'voice_recommendations', data: ranked.slice(0, args.limit ?? 5) };
 }
 
-export interface VoiceLike {
-  id: string;
-  name: string;
-  source: 'built_in' | 'custom_clone';
-  locale: string[];
-  gender: string;
-  age: string;
-  style_tags: string[];
-  recommendation_summary: string;
-}
+/** What the ranking reads of a voice (the contract's Voice). */
+export type VoiceLike = Pick<Schemas['Voice'], 'id' | 'name' | 'source' | 'locale' | 'gender' | 'age' | 'style_tags' | 'recommendation_summary'>;
 
 export interface RankedVoice<V> {
   voice: V;

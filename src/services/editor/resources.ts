@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
+import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import type { Db, Tx } from '../../db/client.ts';
 import { customVoices, media, mediaTranscripts } from '../../db/schema/index.ts';
@@ -35,12 +36,8 @@ export interface MediaInfo {
   filename: string | null;
 }
 
-export interface TimedWord {
-  text: string;
-  startMs: number;
-  endMs: number;
-  confidence?: number;
-}
+/** A word and its timing on its media (the contract's CaptionWord). */
+export type TimedWord = components['schemas']['CaptionWord'];
 
 interface PendingTranscript {
   source: 'synthesis' | 'transcription';

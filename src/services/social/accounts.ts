@@ -1,6 +1,7 @@
 // The social accounts a workspace connected: stored with their tokens sealed (token-crypto.ts),
 // listed without them. What each platform can publish is the table below.
 import { and, asc, eq, sql } from 'drizzle-orm';
+import type { components } from '../../../generated/openapi.d.ts';
 import type { Db } from '../../db/client.ts';
 import { socialAccounts } from '../../db/schema/index.ts';
 import { SocialPlatformValues } from '../../../generated/enums.ts';
@@ -11,14 +12,8 @@ export const SOCIAL_PLATFORMS = SocialPlatformValues;
 export type SocialPlatform = (typeof SOCIAL_PLATFORMS)[number];
 export const isSocialPlatform = (v: string): v is SocialPlatform => (SOCIAL_PLATFORMS as readonly string[]).includes(v);
 
-export interface Capabilities {
-  image: boolean;
-  video: boolean;
-  /** Several images in one post. */
-  carousel: boolean;
-  /** A post without media. */
-  text: boolean;
-}
+/** What a platform can publish: image, video, carousel (several images in one post), text (a post without media). */
+export type Capabilities = components['schemas']['SocialCapabilities'];
 
 /**
  * What each platform's API can publish (README "Social publishing" has the same table):
