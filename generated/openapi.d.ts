@@ -2831,7 +2831,7 @@ export interface components {
             /** @description Post text (each platform's own length limit applies; X allows 280 characters). */
             caption?: string;
             platform_options?: components["schemas"]["SocialPlatformOptions"];
-            /** @description Makes a retry safe (the same key never publishes twice). */
+            /** @description Makes a retry safe: the same key with the same arguments answers the stored publication with idempotent_replay (nothing is published again); with other arguments, or while the first call is still in flight, 409 idempotency_conflict. Keys are kept for 24 hours. */
             idempotency_key?: string;
         };
         /** @description Options for specific platforms; ignored for accounts of other platforms. */

@@ -2489,7 +2489,7 @@ export type PublishMediaToSocialInput = {
     caption?: string;
     platform_options?: SocialPlatformOptions;
     /**
-     * Makes a retry safe (the same key never publishes twice).
+     * Makes a retry safe: the same key with the same arguments answers the stored publication with idempotent_replay (nothing is published again); with other arguments, or while the first call is still in flight, 409 idempotency_conflict. Keys are kept for 24 hours.
      */
     idempotency_key?: string;
 };

@@ -288,6 +288,47 @@ t.test('idempotency_key: the same call answers the stored publication; other arg
   t.equal(X.state.tweets.filter((tw) => tw.text === 'once').length, 1);
 });
 
+t.test('idempotency_key is the charged command’s: the same arguments in another order replay, a key in flight is a 409, an expired key is free again, nothing is charged', async (t) => {
+  const tok = X.grant();
+  const xAcc = await account(app, ws.orgId, 'x', { access: tok.access, refresh: tok.refresh, handle: 'canon' });
+  const image = await storedMedia(app, ws.orgId, { kind: 'image', contentType: 'image/png', bytes: 1000 });
+  const [{ credits: before }] = await app.service.ctx.sql<{ credits: number }[]>`select credits from organizations where id = ${ws.orgId}`;
+  const first = await call(writer, 'publish_media_to_social', { account_ids: [xAcc], media_id: image, caption: 'canonical', idempotency_key: 'k-canon' });
+  t.notOk(first.isError, JSON.stringify(first.body));
+  // The same arguments, written in another order (and the account twice): the same call.
+  const again = await call(writer, 'publish_media_to_social', { idempotency_key: 'k-canon', caption: 'canonical', media_id: image, account_ids: [xAcc.toUpperCase(), xAcc] });
+  t.notOk(again.isError, JSON.stringify(again.body));
+  t.equal(again.body.id, first.body.id, 'a replay, not a conflict');
+  t.equal(again.body.idempotent_replay, true);
+  t.same({ ...again.body, idempotent_replay: undefined }, { ...first.body, idempotent_replay: undefined }, 'the stored answer');
+
+  // Other arguments: 409, answered before they are checked (this account does not exist).
+  const other = await call(writer, 'publish_media_to_social', { account_ids: [randomUUID()], caption: 'other', idempotency_key: 'k-canon' });
+  t.match(other.body, { error: { code: 'idempotency_conflict', context: { field: 'idempotency_key', idempotency_key: 'k-canon' } } });
+
+  // A key another call holds right now (its transaction has the key's lock): 409, nothing queued.
+  await app.service.ctx.sql.begin(async (sql) => {
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`${ws.orgId}|publish_media_to_social|k-flight`}, 727))`;
+    const busy = await call(writer, 'publish_media_to_social', { account_ids: [xAcc], media_id: image, caption: 'in flight', idempotency_key: 'k-flight' });
+    t.match(busy.body, { error: { code: 'idempotency_conflict', message: /still being processed/, context: { field: 'idempotency_key', idempotency_key: 'k-flight' } } });
+  });
+
+  // Keys expire (24 hours): then the same key starts a new publication, whatever its arguments.
+  const expired = await app.service.ctx.sql`update idempotency_keys set expires_at = now() - interval '1 second' where org_id = ${ws.orgId} and operation = 'publish_media_to_social' and key = 'k-canon'`;
+  t.equal(expired.count, 1, 'the key was recorded with the charged command’s records');
+  const reused = await call(writer, 'publish_media_to_social', { account_ids: [xAcc], media_id: image, caption: 'a day later', idempotency_key: 'k-canon' });
+  t.notOk(reused.isError, JSON.stringify(reused.body));
+  t.not(reused.body.id, first.body.id, 'a new publication');
+  t.notOk(reused.body.idempotent_replay);
+
+  for (const id of [first.body.id, reused.body.id]) t.equal((await settled(writer, id)).status, 'published');
+  t.same(['canonical', 'in flight', 'a day later'].map((text) => X.state.tweets.filter((tw) => tw.text === text).length), [1, 0, 1], 'one post per publication, none for the refused call');
+  const [{ credits: after }] = await app.service.ctx.sql<{ credits: number }[]>`select credits from organizations where id = ${ws.orgId}`;
+  t.equal(after, before, 'publishing is free');
+  const [{ rows }] = await app.service.ctx.sql<{ rows: number }[]>`select count(*)::int as rows from credit_ledger where org_id = ${ws.orgId} and reason = 'publication_charge'`;
+  t.equal(rows, 0, 'and writes no ledger row');
+});
+
 t.test('a caption without media is a text post: a tweet without media, a LinkedIn post without content', async (t) => {
   const xTok = X.grant();
   const liTok = LI.grant();

@@ -40,8 +40,9 @@ export const socialAccounts = pgTable(
 
 /**
  * One publish_media_to_social call: the media it resolved (media rows, in order), the caption and
- * the per-platform options. `idempotency_key` (unique per workspace) with `request_hash` answers
- * a repeated call with the stored publication.
+ * the per-platform options. A repeated call is answered by the charged command's idempotency
+ * records (idempotency_keys); `idempotency_key` and `request_hash` are no longer written (calls
+ * made before that kept their key here) and can be dropped by a migration.
  */
 export const socialPublications = pgTable(
   'social_publications',

@@ -1,7 +1,8 @@
-// The one charged command: every paid operation (generations, reference inspirations, and the
-// slideshow, faceless and publishing commands to come) runs through `runChargedCommand`. A
-// command brings its checks and price (`prepare`), its rows and job (`enqueue`) and its response
-// (`respond`); everything about money and retries is here, in ONE transaction, in this order:
+// The one charged command: every paid operation (generations, reference inspirations, slideshows,
+// faceless videos) runs through `runChargedCommand`, and so does free work that takes an
+// idempotency key (social publications, at 0 credits: no balance check, no deduction, no ledger
+// row). A command brings its checks and price (`prepare`), its rows and job (`enqueue`) and its
+// response (`respond`); everything about money and retries is here, in ONE transaction, in this order:
 //
 //   1. Idempotency claim, when a key is given (seed 4.1 rules 2–3; the key is per workspace and
 //      operation): a completed request with the same body is answered from its STORED response,
@@ -34,7 +35,7 @@ import { ApiError } from '../../errors.ts';
 import { creditsCharged } from '../../metrics.ts';
 import type { Tx } from '../../db/client.ts';
 import { applyCreditChange } from './credits.ts';
-import { claimIdempotent, completedResponse, fingerprint, recordIdempotent, type IdemKey } from './idempotency.ts';
+import { claimIdempotent, completedResponse, fingerprint, recordIdempotent, settledResponse, type IdemKey } from './idempotency.ts';
 
 /** What `prepare` returns at least: the server-side price. */
 export interface Priced {
@@ -113,6 +114,18 @@ export async function storedReplay(
   if (!idempotencyKey) return undefined;
   const stored = await completedResponse(ctx.db, { orgId, operation, key: idempotencyKey }, fingerprint(request));
   return stored && asReplay(stored.response);
+}
+
+/**
+ * For a command with slow work to do before runChargedCommand (media fetched from a URL): the
+ * replay of a completed request with the same key and request, or the 409 of a key used with
+ * another request, answered before that work; undefined otherwise (a free key, or one in flight:
+ * runChargedCommand's claim then decides, under the lock).
+ */
+export async function settledReplay<R>(ctx: AppContext, cmd: Pick<ChargedCommand<Priced, never>, 'orgId' | 'operation' | 'idempotencyKey' | 'request'>): Promise<R | undefined> {
+  if (!cmd.idempotencyKey) return undefined;
+  const settled = await settledResponse(ctx.db, { orgId: cmd.orgId, operation: cmd.operation, key: cmd.idempotencyKey }, fingerprint(cmd.request));
+  return settled && asReplay<R>(settled.response);
 }
 
 /** What an idempotency record keeps to resume a partial request. */

@@ -45,6 +45,8 @@ function conflict(k: IdemKey, message: string): ApiError {
   return new ApiError('idempotency_conflict', message, { field: 'header.idempotency-key', idempotency_key: k.key });
 }
 
+const usedConflict = (k: IdemKey) => conflict(k, 'This idempotency key was already used with a different request; use a new key for a different request');
+
 /**
  * The stored response of a completed request with this key and fingerprint that has not expired,
  * or undefined (no such record, another body, or still partial): one read by the primary key,
@@ -56,6 +58,22 @@ export async function completedResponse(db: Db | Tx, k: IdemKey, print: string):
     .from(idempotencyKeys)
     .where(and(where(k), eq(idempotencyKeys.state, 'completed'), eq(idempotencyKeys.fingerprint, print), gt(idempotencyKeys.expiresAt, new Date())));
   return done;
+}
+
+/**
+ * What an earlier request with this key settled, read without a lock (one read by the primary
+ * key): the stored response when it completed with the same fingerprint; a 409 when the key was
+ * used with another request; undefined when the key is free, in flight or expired. For a command
+ * that does slow work before it claims the key (claimIdempotent still decides, under the lock).
+ */
+export async function settledResponse(db: Db | Tx, k: IdemKey, print: string): Promise<{ response: unknown } | undefined> {
+  const [row] = await db
+    .select({ fingerprint: idempotencyKeys.fingerprint, state: idempotencyKeys.state, response: idempotencyKeys.response })
+    .from(idempotencyKeys)
+    .where(and(where(k), gt(idempotencyKeys.expiresAt, new Date())));
+  if (!row) return undefined;
+  if (row.fingerprint !== print) throw usedConflict(k);
+  return row.state === 'completed' ? { response: row.response } : undefined;
 }
 
 /**
@@ -75,7 +93,7 @@ export async function claimIdempotent(tx: Tx, k: IdemKey, print: string): Promis
       .from(idempotencyKeys)
       .where(and(where(k), eq(idempotencyKeys.state, 'completed'), gt(idempotencyKeys.expiresAt, new Date())));
     if (done?.fingerprint === print) return { kind: 'replay', response: done.response };
-    if (done) throw conflict(k, 'This idempotency key was already used with a different request; use a new key for a different request');
+    if (done) throw usedConflict(k);
     throw conflict(k, 'A request with this idempotency key is still being processed; retry after it finishes');
   }
   const [row] = await tx
@@ -83,9 +101,7 @@ export async function claimIdempotent(tx: Tx, k: IdemKey, print: string): Promis
     .from(idempotencyKeys)
     .where(and(where(k), gt(idempotencyKeys.expiresAt, new Date())));
   if (!row) return { kind: 'new' };
-  if (row.fingerprint !== print) {
-    throw conflict(k, 'This idempotency key was already used with a different request; use a new key for a different request');
-  }
+  if (row.fingerprint !== print) throw usedConflict(k);
   if (row.state === 'completed') return { kind: 'replay', response: row.response };
   return { kind: 'resume', progress: row.progress };
 }

@@ -2,15 +2,18 @@
 // an editor export, a slideshow's slides, or a URL fetched through the guard into the library),
 // checks every target against its platform's limits, then writes the publication, one target per
 // distinct account and one `social-publish` job per target in one transaction. Nothing is queued
-// when any target is refused. Free (no credits).
-import { createHash } from 'node:crypto';
+// when any target is refused. Free (no credits), but through the charged command
+// (services/billing/charged-command.ts) at 0 credits for its idempotency: an `idempotency_key`
+// with the same arguments replays the stored answer, with other arguments (or while the first
+// call is still at work) it is a 409; keys expire after 24 hours.
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { AppContext } from '../../context.ts';
 import { editorExports, generations, media, slideshows, slideshowSlides, socialAccounts, socialPublications, socialPublicationTargets } from '../../db/schema/index.ts';
-import { ApiError, badRequest, notFound } from '../../errors.ts';
+import { badRequest, notFound } from '../../errors.ts';
 import { QUEUES } from '../../jobs/queue.ts';
 import type { Tx } from '../../db/client.ts';
+import { keyedRequest, runChargedCommand, settledReplay } from '../billing/charged-command.ts';
 import { ingest, insertMedia, receiveBuffer, type MediaRow } from '../editor/media.ts';
 import { fetchMedia, urlFilename } from '../editor/resources.ts';
 import { recordTerminalEvent } from '../webhooks/events.ts';
@@ -79,18 +82,13 @@ async function resolveMedia(ctx: AppContext, orgId: string, input: PublishInput,
   return [inserted];
 }
 
-function requestHash(input: PublishInput, accountIds: string[]): string {
-  const { idempotency_key: _k, account_ids: _a, ...rest } = input;
-  return createHash('sha256').update(JSON.stringify({ ...rest, account_ids: accountIds.toSorted() })).digest('hex');
-}
-
 export async function publish(ctx: AppContext, orgId: string, input: PublishInput, signal?: AbortSignal): Promise<PublicationView> {
   const accountIds = [...new Set(input.account_ids.map((id) => id.toLowerCase()))];
-  const hash = requestHash(input, accountIds);
-  if (input.idempotency_key) {
-    const replay = await replayed(ctx, orgId, input.idempotency_key, hash);
-    if (replay) return replay;
-  }
+  // The same call: the same arguments but the key, its accounts as a set (in any order, repeated or not).
+  const keyed = { orgId, operation: 'publish_media_to_social', ...keyedRequest({ ...input, account_ids: accountIds.toSorted() }, undefined) };
+  // A replay, or a key used with other arguments, is answered before anything is checked or fetched.
+  const replay = await settledReplay<PublicationView>(ctx, keyed);
+  if (replay) return replay;
   const accounts = await ctx.db.select().from(socialAccounts).where(and(eq(socialAccounts.orgId, orgId), inArray(socialAccounts.id, accountIds)));
   for (const id of accountIds) {
     if (!accounts.some((a) => a.id === id)) throw notFound('Social account', id, 'social_account', `arguments.account_ids.${input.account_ids.findIndex((x) => x.toLowerCase() === id)}`);
@@ -120,37 +118,25 @@ export async function publish(ctx: AppContext, orgId: string, input: PublishInpu
     if (problem) throw refuse(a, problem);
   }
   const source = Object.fromEntries(SOURCES.filter((k) => input[k] !== undefined).map((k) => [k, input[k]]));
-  try {
-    const id = await ctx.db.transaction(async (tx) => {
-      const [pub] = await tx
-        .insert(socialPublications)
-        .values({ orgId, mediaIds: rows.map((r) => r.id), source, caption, options: input.platform_options ?? {}, idempotencyKey: input.idempotency_key ?? null, requestHash: hash })
-        .returning();
+  return runChargedCommand(ctx, {
+    ...keyed,
+    // Free: 0 credits, so no deduction and no ledger row is ever written.
+    ledger: { reason: 'publication_charge', reference: (id) => `publication:${id}` },
+    prepare: async () => ({ units: 1, unitCredits: 0 }),
+    enqueue: async (tx) => {
+      const [pub] = await tx.insert(socialPublications).values({ orgId, mediaIds: rows.map((r) => r.id), source, caption, options: input.platform_options ?? {} }).returning();
       const targets = await tx
         .insert(socialPublicationTargets)
         .values(ordered.map((a, position) => ({ publicationId: pub.id, orgId, accountId: a.id, platform: a.platform, position })))
         .returning();
       for (const t of targets) await ctx.queue.sendInTx(tx, QUEUES.socialPublish, { targetId: t.id }, t.id);
       return pub.id;
-    });
-    return (await getPublication(ctx, orgId, id))!;
-  } catch (err) {
-    // The same idempotency key sent twice at once: the loser answers from the winner's row.
-    if (input.idempotency_key && (err as { cause?: { code?: string }; code?: string }).cause?.code === '23505') {
-      const replay = await replayed(ctx, orgId, input.idempotency_key, hash);
-      if (replay) return replay;
-    }
-    throw err;
-  }
-}
-
-async function replayed(ctx: AppContext, orgId: string, key: string, hash: string): Promise<PublicationView | undefined> {
-  const [prior] = await ctx.db.select().from(socialPublications).where(and(eq(socialPublications.orgId, orgId), eq(socialPublications.idempotencyKey, key)));
-  if (!prior) return undefined;
-  if (prior.requestHash !== hash) {
-    throw new ApiError('idempotency_conflict', 'This idempotency_key was used with different arguments', { field: 'arguments.idempotency_key', idempotency_key: key });
-  }
-  return { ...view(prior, await targetsOf(ctx.db, [prior.id])), idempotent_replay: true };
+    },
+    respond: async (tx, _plan, outcome) => {
+      const [pub] = await tx.select().from(socialPublications).where(eq(socialPublications.id, outcome.unitIds[0]));
+      return view(pub, await targetsOf(tx, [pub.id]));
+    },
+  });
 }
 
 const targetsOf = (db: AppContext['db'] | Tx, ids: string[]) =>
