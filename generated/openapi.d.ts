@@ -579,7 +579,7 @@ export interface paths {
         put?: never;
         /**
          * Upload media to the editor library
-         * @description Uploads an image, video, audio or voice file to the editor media library, as JSON with base64 bytes or a data URL in `media.data` (up to about 25 MB decoded), or as multipart/form-data with a binary `file` part for large files (up to 500 MB). Local file paths and file:// URIs are not valid: send the bytes. The real type is detected from the bytes; unsupported or mismatching types are refused. With `add_to_editor: true`, `video_id` and optional `placement`, the upload is also placed on that editor video's timeline in the same call. Free. Returns the media record (its `id` is a `media_id`) and, when added, the new timeline item. For files already online use the upload_editor_media_from_url tool or POST /editor/videos/{id}/media with `url`.
+         * @description Uploads an image, video, audio or voice file to the editor media library, as JSON with base64 bytes or a data URL in `media.data` (up to about 25 MB decoded), or as multipart/form-data with a binary `file` part for large files (up to 500 MB). Local file paths and file:// URIs are not valid: send the bytes. The real type is detected from the bytes; unsupported or mismatching types are refused. With `add_to_editor: true`, `video_id` and optional `placement`, the upload is also placed on that editor video's timeline in the same call; `video_id` or `placement` without `add_to_editor: true` is refused with 400 naming the field. Free. Returns the media record (its `id` is a `media_id`) and, when added, the new timeline item. For files already online use the upload_editor_media_from_url tool or POST /editor/videos/{id}/media with `url`.
          */
         post: operations["uploadEditorMedia"];
         delete?: never;
@@ -599,7 +599,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file to the editor library (multipart)
-         * @description The multipart/form-data form of POST /editor/media (uploadEditorMedia), for clients and generated SDKs that take one body type per operation: a binary `file` part (up to 500 MB) and the optional fields `media_type`, `title`, `video_id`, `add_to_editor` and `placement` (a JSON part). Same validation, same handler and same responses as POST /editor/media. Free. Returns the media record (its `id` is a `media_id`) and, when added, the new timeline item.
+         * @description The multipart/form-data form of POST /editor/media (uploadEditorMedia), for clients and generated SDKs that take one body type per operation: a binary `file` part (up to 500 MB) and the optional fields `media_type`, `title`, `video_id`, `add_to_editor` and `placement` (a JSON part; `video_id` and `placement` only with `add_to_editor` true). Same validation, same handler and same responses as POST /editor/media. Free. Returns the media record (its `id` is a `media_id`) and, when added, the new timeline item.
          */
         post: operations["uploadEditorMediaFile"];
         delete?: never;
@@ -2169,7 +2169,7 @@ export interface components {
             /** @description Pass as cursor for the next page; null on the last page. */
             next_cursor: string | null;
         };
-        /** @description Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track. */
+        /** @description Where an upload goes on the editor video's timeline, only with add_to_editor true. Without track_id the item is packed onto the first compatible track with room, else a new track. Sent without add_to_editor true it is refused: 400 naming placement. */
         EditorMediaPlacement: {
             /** @default 0 */
             from_seconds: number;
@@ -2193,7 +2193,7 @@ export interface components {
             /** @description Kind of media; detected from the bytes when omitted (audio unless given as voice). */
             media_type?: components["schemas"]["EditorMediaType"];
             title?: string;
-            /** @description The editor video to add the upload to (with add_to_editor). */
+            /** @description The editor video to add the upload to (only with add_to_editor). */
             video_id?: components["schemas"]["IntegerId"];
             /**
              * @description Also place the upload on video_id's timeline.
@@ -2212,6 +2212,7 @@ export interface components {
             file: string;
             media_type?: components["schemas"]["EditorMediaType"];
             title?: string;
+            /** @description The editor video to add the upload to (only with add_to_editor). */
             video_id?: components["schemas"]["IntegerId"];
             /** @default false */
             add_to_editor: boolean;
@@ -2999,7 +3000,7 @@ export interface components {
             /** @description Kind of media; detected from the bytes when omitted. */
             media_type?: components["schemas"]["EditorMediaType"];
             title?: string;
-            /** @description The editor video to add the file to (with add_to_editor). */
+            /** @description The editor video to add the file to (only with add_to_editor). */
             video_id?: components["schemas"]["IntegerId"];
             /** @default false */
             add_to_editor: boolean;

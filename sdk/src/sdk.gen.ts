@@ -419,7 +419,7 @@ export const listEditorMedia = <ThrowOnError extends boolean = false>(options?: 
 /**
  * Upload media to the editor library
  *
- * Uploads an image, video, audio or voice file to the editor media library, as JSON with base64 bytes or a data URL in `media.data` (up to about 25 MB decoded), or as multipart/form-data with a binary `file` part for large files (up to 500 MB). Local file paths and file:// URIs are not valid: send the bytes. The real type is detected from the bytes; unsupported or mismatching types are refused. With `add_to_editor: true`, `video_id` and optional `placement`, the upload is also placed on that editor video's timeline in the same call. Free. Returns the media record (its `id` is a `media_id`) and, when added, the new timeline item. For files already online use the upload_editor_media_from_url tool or POST /editor/videos/{id}/media with `url`.
+ * Uploads an image, video, audio or voice file to the editor media library, as JSON with base64 bytes or a data URL in `media.data` (up to about 25 MB decoded), or as multipart/form-data with a binary `file` part for large files (up to 500 MB). Local file paths and file:// URIs are not valid: send the bytes. The real type is detected from the bytes; unsupported or mismatching types are refused. With `add_to_editor: true`, `video_id` and optional `placement`, the upload is also placed on that editor video's timeline in the same call; `video_id` or `placement` without `add_to_editor: true` is refused with 400 naming the field. Free. Returns the media record (its `id` is a `media_id`) and, when added, the new timeline item. For files already online use the upload_editor_media_from_url tool or POST /editor/videos/{id}/media with `url`.
  */
 export const uploadEditorMedia = <ThrowOnError extends boolean = false>(options: Options<UploadEditorMediaData, ThrowOnError>) => (options.client ?? client).post<UploadEditorMediaResponses, UploadEditorMediaErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -434,7 +434,7 @@ export const uploadEditorMedia = <ThrowOnError extends boolean = false>(options:
 /**
  * Upload a file to the editor library (multipart)
  *
- * The multipart/form-data form of POST /editor/media (uploadEditorMedia), for clients and generated SDKs that take one body type per operation: a binary `file` part (up to 500 MB) and the optional fields `media_type`, `title`, `video_id`, `add_to_editor` and `placement` (a JSON part). Same validation, same handler and same responses as POST /editor/media. Free. Returns the media record (its `id` is a `media_id`) and, when added, the new timeline item.
+ * The multipart/form-data form of POST /editor/media (uploadEditorMedia), for clients and generated SDKs that take one body type per operation: a binary `file` part (up to 500 MB) and the optional fields `media_type`, `title`, `video_id`, `add_to_editor` and `placement` (a JSON part; `video_id` and `placement` only with `add_to_editor` true). Same validation, same handler and same responses as POST /editor/media. Free. Returns the media record (its `id` is a `media_id`) and, when added, the new timeline item.
  */
 export const uploadEditorMediaFile = <ThrowOnError extends boolean = false>(options: Options<UploadEditorMediaFileData, ThrowOnError>) => (options.client ?? client).post<UploadEditorMediaFileResponses, UploadEditorMediaFileErrors, ThrowOnError>({
     ...formDataBodySerializer,

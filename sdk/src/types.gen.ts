@@ -1757,7 +1757,7 @@ export type EditorMediaList = {
 };
 
 /**
- * Where an upload goes on the editor video's timeline when add_to_editor is true. Without track_id the item is packed onto the first compatible track with room, else a new track.
+ * Where an upload goes on the editor video's timeline, only with add_to_editor true. Without track_id the item is packed onto the first compatible track with room, else a new track. Sent without add_to_editor true it is refused: 400 naming placement.
  */
 export type EditorMediaPlacement = {
     from_seconds?: number;
@@ -1795,7 +1795,7 @@ export type UploadEditorMediaRequest = {
     media_type?: EditorMediaType;
     title?: string;
     /**
-     * The editor video to add the upload to (with add_to_editor).
+     * The editor video to add the upload to (only with add_to_editor).
      */
     video_id?: IntegerId;
     /**
@@ -1816,6 +1816,9 @@ export type UploadEditorMediaMultipartRequest = {
     file: Blob | File;
     media_type?: EditorMediaType;
     title?: string;
+    /**
+     * The editor video to add the upload to (only with add_to_editor).
+     */
     video_id?: IntegerId;
     add_to_editor?: boolean;
     placement?: EditorMediaPlacement;
@@ -2686,7 +2689,7 @@ export type UploadEditorMediaFromUrlInput = {
     media_type?: EditorMediaType;
     title?: string;
     /**
-     * The editor video to add the file to (with add_to_editor).
+     * The editor video to add the file to (only with add_to_editor).
      */
     video_id?: IntegerId;
     add_to_editor?: boolean;

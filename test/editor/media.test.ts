@@ -166,6 +166,66 @@ t.test('POST /editor/media/file: the multipart-only form of the upload, for gene
   t.match(json.body.error, { code: 'unsupported_media_type', context: { supported_content_types: ['multipart/form-data'] } });
 });
 
+/** An MCP tools/call over plain JSON-RPC: the result (isError and the structured content). */
+async function tool(key: string, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; body: any }> {
+  const res = await fetch(`${app.url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  if (res.status !== 200) throw new Error(`MCP ${name}: HTTP ${res.status} ${await res.text()}`);
+  const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent?: any } };
+  return { isError: !!result.isError, body: result.structuredContent };
+}
+
+t.test('video_id and placement apply only with add_to_editor: true; a 400 naming each otherwise (JSON, multipart, MCP)', async (t) => {
+  const own = await app.workspace();
+  const project = await createProject(app, own.key);
+  const png = (await colorPng('#abcdef')).toString('base64');
+  const video = colorVideo('stray', 'purple', 1);
+  const placement = { from_seconds: 0, fit: 'contain' };
+  // JSON (POST /editor/media, and the MCP tool upload_editor_media, one handler).
+  const json: [string, Record<string, unknown>, string[]][] = [
+    ['video_id without add_to_editor', { video_id: project.id }, ['body.video_id']],
+    ['video_id with add_to_editor: false', { video_id: project.id, add_to_editor: false }, ['body.video_id']],
+    ['placement without add_to_editor', { placement }, ['body.placement']],
+    ['both without add_to_editor', { video_id: project.id, placement }, ['body.video_id', 'body.placement']],
+  ];
+  for (const [name, extra, fields] of json) {
+    const body = { media: { filename: 'a.png', data: png }, ...extra };
+    const res = await app.request('POST', '/api/v1/editor/media', { key: own.key, body });
+    t.equal(res.status, 400, `JSON ${name}: ${res.text.slice(0, 300)}`);
+    t.equal(res.body.error?.code, 'bad_request');
+    t.same(res.body.error?.context?.errors?.map((e: { field: string }) => e.field), fields, `JSON ${name}: names ${fields.join(', ')}`);
+    t.match(res.body.error?.message, /add_to_editor/, `JSON ${name}: says add_to_editor is what it needs`);
+    const mcp = await tool(own.key, 'upload_editor_media', body);
+    t.ok(mcp.isError, `MCP upload_editor_media ${name}: refused`);
+    t.match(mcp.body, { error: { code: 'bad_request' } });
+    t.same(mcp.body?.error?.context?.errors?.map((e: { field: string }) => e.field), fields.map((f) => f.slice('body.'.length)), `MCP ${name}: names the arguments`);
+  }
+  const fromUrl = await tool(own.key, 'upload_editor_media_from_url', { url: `${base}/song.mp3`, video_id: project.id });
+  t.ok(fromUrl.isError, 'upload_editor_media_from_url: video_id without add_to_editor is refused too');
+  t.same(fromUrl.body?.error?.context?.errors?.map((e: { field: string }) => e.field), ['video_id']);
+
+  // Multipart (POST /editor/media and its alias POST /editor/media/file): the same refusals.
+  const multiparts: [string, Record<string, string>, string][] = [
+    ['video_id without add_to_editor', { video_id: String(project.id) }, 'body.video_id'],
+    ['video_id with add_to_editor false', { video_id: String(project.id), add_to_editor: 'false' }, 'body.video_id'],
+    ['placement without add_to_editor', { placement: JSON.stringify(placement) }, 'body.placement'],
+  ];
+  for (const url of ['/api/v1/editor/media', '/api/v1/editor/media/file']) {
+    for (const [name, fields, field] of multiparts) {
+      const res = await app.request('POST', url, { key: own.key, ...multipart(fields, { filename: 'a.mp4', type: 'video/mp4', body: video }) });
+      t.equal(res.status, 400, `${url} ${name}: ${res.text.slice(0, 300)}`);
+      t.ok(res.body.error?.context?.errors?.some((e: { field: string }) => e.field === field), `${url} ${name}: names ${field} (${JSON.stringify(res.body.error?.context)})`);
+    }
+  }
+  t.equal(await mediaCount(app, own.orgId), 0, 'nothing was stored for any refusal');
+  const placed = await app.request('POST', '/api/v1/editor/media/file', { key: own.key, ...multipart({ add_to_editor: 'true', video_id: String(project.id) }, { filename: 'a.mp4', type: 'video/mp4', body: video }) });
+  t.equal(placed.status, 200, placed.text.slice(0, 300));
+  t.equal(placed.body.video_id, project.id, 'with add_to_editor and a canonical id the upload is placed');
+});
+
 t.test('GET /editor/media filters by type (audio includes voices), searches and pages', async (t) => {
   const own = await app.workspace();
   await upload(app, own.key, 'sunset-beach.png', 'image/png', await colorPng('#ff8800'));

@@ -320,9 +320,18 @@ export interface UploadTarget {
 }
 
 
-/** Checks the target project of an upload before any byte is stored (404 when absent). */
+/**
+ * Checks the target project of an upload before any byte is stored (404 when absent). video_id
+ * and placement apply only with add_to_editor: true; sent without it they are a 400 naming them.
+ */
 export async function checkUploadTarget(ctx: AppContext, orgId: string, t: UploadTarget): Promise<void> {
-  if (!t.add_to_editor) return;
+  if (!t.add_to_editor) {
+    const stray = (['video_id', 'placement'] as const).filter((k) => t[k] !== undefined).map((k) => `body.${k}`);
+    if (stray.length) {
+      throw badRequest(`Invalid request: ${stray.join(' and ')} ${stray.length > 1 ? 'apply' : 'applies'} only with add_to_editor: true; send add_to_editor: true to place the upload on that editor video, or leave them out to only upload`, stray.map((field) => ({ field, message: 'applies only with add_to_editor: true' })));
+    }
+    return;
+  }
   if (t.video_id === undefined) throw badRequest('Invalid request: body.video_id is required with add_to_editor', [{ field: 'body.video_id', message: 'is required when add_to_editor is true' }]);
   await loadProject(ctx.db, orgId, t.video_id, false, 'body.video_id');
 }
