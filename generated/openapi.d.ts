@@ -2212,7 +2212,7 @@ export interface components {
             file: string;
             media_type?: components["schemas"]["EditorMediaType"];
             title?: string;
-            /** @description The editor video to add the upload to (only with add_to_editor). */
+            /** @description The editor video to add the upload to, in decimal without a leading zero, sign, fraction or exponent; only with add_to_editor true (400 otherwise). */
             video_id?: components["schemas"]["IntegerId"];
             /** @default false */
             add_to_editor: boolean;

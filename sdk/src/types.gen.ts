@@ -1817,7 +1817,7 @@ export type UploadEditorMediaMultipartRequest = {
     media_type?: EditorMediaType;
     title?: string;
     /**
-     * The editor video to add the upload to (only with add_to_editor).
+     * The editor video to add the upload to, in decimal without a leading zero, sign, fraction or exponent; only with add_to_editor true (400 otherwise).
      */
     video_id?: IntegerId;
     add_to_editor?: boolean;

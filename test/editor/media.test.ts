@@ -207,11 +207,18 @@ t.test('video_id and placement apply only with add_to_editor: true; a 400 naming
   t.ok(fromUrl.isError, 'upload_editor_media_from_url: video_id without add_to_editor is refused too');
   t.same(fromUrl.body?.error?.context?.errors?.map((e: { field: string }) => e.field), ['video_id']);
 
-  // Multipart (POST /editor/media and its alias POST /editor/media/file): the same refusals.
+  // Multipart (POST /editor/media and its alias POST /editor/media/file): the same refusals, and
+  // an integer field read as the JSON schema reads it (the canonical decimal of an IntegerId).
   const multiparts: [string, Record<string, string>, string][] = [
     ['video_id without add_to_editor', { video_id: String(project.id) }, 'body.video_id'],
     ['video_id with add_to_editor false', { video_id: String(project.id), add_to_editor: 'false' }, 'body.video_id'],
     ['placement without add_to_editor', { placement: JSON.stringify(placement) }, 'body.placement'],
+    ['video_id with a leading zero', { add_to_editor: 'true', video_id: `0${project.id}` }, 'body.video_id'],
+    ['video_id with a plus sign', { add_to_editor: 'true', video_id: `+${project.id}` }, 'body.video_id'],
+    ['video_id with an exponent', { add_to_editor: 'true', video_id: `${project.id}e0` }, 'body.video_id'],
+    ['video_id with a fraction', { add_to_editor: 'true', video_id: `${project.id}.0` }, 'body.video_id'],
+    ['video_id 0', { add_to_editor: 'true', video_id: '0' }, 'body.video_id'],
+    ['video_id past 2^53-1', { add_to_editor: 'true', video_id: '9007199254740993' }, 'body.video_id'],
   ];
   for (const url of ['/api/v1/editor/media', '/api/v1/editor/media/file']) {
     for (const [name, fields, field] of multiparts) {
@@ -221,6 +228,10 @@ t.test('video_id and placement apply only with add_to_editor: true; a 400 naming
     }
   }
   t.equal(await mediaCount(app, own.orgId), 0, 'nothing was stored for any refusal');
+  // The largest id the contract allows is read exactly (and names no editor video here: 404).
+  const largest = await app.request('POST', '/api/v1/editor/media', { key: own.key, ...multipart({ add_to_editor: 'true', video_id: '9007199254740991' }, { filename: 'a.mp4', type: 'video/mp4', body: video }) });
+  t.equal(largest.status, 404, largest.text.slice(0, 300));
+  t.match(largest.body.error, { code: 'not_found', context: { field: 'body.video_id' } });
   const placed = await app.request('POST', '/api/v1/editor/media/file', { key: own.key, ...multipart({ add_to_editor: 'true', video_id: String(project.id) }, { filename: 'a.mp4', type: 'video/mp4', body: video }) });
   t.equal(placed.status, 200, placed.text.slice(0, 300));
   t.equal(placed.body.video_id, project.id, 'with add_to_editor and a canonical id the upload is placed');

@@ -69,8 +69,20 @@ function checkForm(form: Record<string, unknown>): FieldError[] {
   return [];
 }
 
+/** The form's integer fields (as in the JSON body, each an IntegerId). */
+const INTEGER_FIELDS = new Set(['video_id']);
+
+/**
+ * A form field's text as the JSON body would carry it. An integer is a number only when written
+ * as JSON writes that number (no leading zero, sign, fraction or exponent, as path parameters are
+ * read); anything else stays text, and checkForm() (the JSON body's validator: type and IntegerId
+ * bounds) refuses it naming the field.
+ */
 const coerce = (name: string, value: string): unknown => {
-  if (name === 'video_id' && /^\d{1,16}$/.test(value)) return Number(value);
+  if (INTEGER_FIELDS.has(name)) {
+    const n = Number(value);
+    return Number.isInteger(n) && String(n) === value ? n : value;
+  }
   if (name === 'add_to_editor') return value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
   if (name === 'placement') {
     try {
